@@ -1,0 +1,50 @@
+/** A live subscription; stop() ends delivery. */
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+/** A durable work item from the intake queue. */
+export interface WorkItem<T = unknown> {
+  data: T;
+  /** How many times it was delivered, 1 on the first delivery. */
+  deliveryCount: number;
+  /** Done: never delivered again. */
+  ack(): Promise<void>;
+  /** Give it back for redelivery (after delayMs). */
+  nak(delayMs?: number): Promise<void>;
+  /** Still working on it: push the redelivery deadline out. */
+  working(): Promise<void>;
+}
+
+/**
+ * The messaging port (DESIGN sections 5 and 8). Subjects use NATS semantics: tokens split
+ * by '.', '*' matches one token, '>' the rest. Payloads are JSON values.
+ */
+export interface Bus {
+  /** Fire-and-forget publish (live events, notices). */
+  publish(subject: string, payload: unknown): Promise<void>;
+  /** Every message on subjects matching the pattern, in publish order per publisher. */
+  subscribe(
+    pattern: string,
+    handler: (payload: unknown, subject: string) => void,
+  ): Promise<Subscription>;
+  /** Request/reply; rejects with a timeout or no-responders error. */
+  request(subject: string, payload: unknown, options?: { timeoutMs?: number }): Promise<unknown>;
+  /** Answers requests on a subject; with a queue name only one member of the group answers each. */
+  serve(
+    subject: string,
+    handler: (payload: unknown, subject: string) => Promise<unknown>,
+    options?: { queue?: string },
+  ): Promise<Subscription>;
+  /** Durably enqueues a work item; the same msgId within the dedupe window is stored once. */
+  enqueue(queue: string, payload: unknown, options: { msgId: string }): Promise<void>;
+  /** Consumes a work queue: each item goes to one consumer, and is redelivered until acked. */
+  consume(
+    queue: string,
+    handler: (item: WorkItem) => Promise<void>,
+    options?: { ackWaitMs?: number },
+  ): Promise<Subscription>;
+  /** True when the broker is reachable. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}

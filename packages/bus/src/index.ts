@@ -1,0 +1,1 @@
+export type { Bus, Subscription, WorkItem } from './bus';

@@ -1,0 +1,44 @@
+/** Error codes every layer shares; the gateway maps them to HTTP statuses in one place. */
+export type ChunklogErrorCode =
+  | 'not_found'
+  | 'conflict'
+  | 'invalid_input'
+  | 'unauthorized'
+  | 'rate_limited'
+  | 'unavailable';
+
+/** Base class of chunklog's named errors. */
+export class ChunklogError extends Error {
+  constructor(
+    readonly code: ChunklogErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ChunklogError';
+  }
+}
+
+/** The thing asked for does not exist (or belongs to another tenant). */
+export class NotFoundError extends ChunklogError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('not_found', message, options);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** The request clashes with the current state (stale expected seq, turn running, ...). */
+export class ConflictError extends ChunklogError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('conflict', message, options);
+    this.name = 'ConflictError';
+  }
+}
+
+/** The input is malformed, too large or of the wrong type; nothing was written. */
+export class InvalidInputError extends ChunklogError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_input', message, options);
+    this.name = 'InvalidInputError';
+  }
+}

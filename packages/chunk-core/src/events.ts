@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { ChunkRoleSchema, ChunkSchema, ChunkTypeSchema } from './chunk';
+
+/** Token usage summed over a step or a turn. */
+export const UsageSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadInputTokens: z.number().int().nonnegative(),
+  cacheCreationInputTokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+export const TurnDoneReasonSchema = z.enum(['completed', 'cancelled', 'error', 'max_steps']);
+export type TurnDoneReason = z.infer<typeof TurnDoneReasonSchema>;
+
+export const TurnStartEventSchema = z.object({ tabId: z.uuid(), turnId: z.uuid() });
+export const ChunkOpenEventSchema = z.object({
+  tabId: z.uuid(),
+  id: z.uuid(),
+  turnId: z.uuid(),
+  step: z.number().int().nonnegative(),
+  role: ChunkRoleSchema,
+  type: ChunkTypeSchema,
+});
+export const ChunkDeltaEventSchema = z.object({
+  tabId: z.uuid(),
+  id: z.uuid(),
+  /** Length of the block's text before this delta. */
+  offset: z.number().int().nonnegative(),
+  text: z.string(),
+});
+export const ChunkSealEventSchema = z.object({ tabId: z.uuid(), chunk: ChunkSchema });
+export const TurnDoneEventSchema = z.object({
+  tabId: z.uuid(),
+  turnId: z.uuid(),
+  reason: TurnDoneReasonSchema,
+  usage: UsageSchema,
+});
+
+/** Live event kinds, as they appear in NATS subjects and SSE event names (contract). */
+export const LiveEventKindSchema = z.enum([
+  'turn-start',
+  'chunk-open',
+  'chunk-delta',
+  'chunk-seal',
+  'turn-done',
+]);
+export type LiveEventKind = z.infer<typeof LiveEventKindSchema>;
+
+/** A live event with its kind (contract: DESIGN section 5). */
+export const LiveEventSchema = z.discriminatedUnion('event', [
+  z.object({ event: z.literal('turn-start'), data: TurnStartEventSchema }),
+  z.object({ event: z.literal('chunk-open'), data: ChunkOpenEventSchema }),
+  z.object({ event: z.literal('chunk-delta'), data: ChunkDeltaEventSchema }),
+  z.object({ event: z.literal('chunk-seal'), data: ChunkSealEventSchema }),
+  z.object({ event: z.literal('turn-done'), data: TurnDoneEventSchema }),
+]);
+export type LiveEvent = z.infer<typeof LiveEventSchema>;
+export type TurnStartEvent = z.infer<typeof TurnStartEventSchema>;
+export type ChunkOpenEvent = z.infer<typeof ChunkOpenEventSchema>;
+export type ChunkDeltaEvent = z.infer<typeof ChunkDeltaEventSchema>;
+export type ChunkSealEvent = z.infer<typeof ChunkSealEventSchema>;
+export type TurnDoneEvent = z.infer<typeof TurnDoneEventSchema>;
+
+/** NATS subject of a tab's live events of one kind (contract). */
+export function liveEventSubject(tabId: string, kind: LiveEventKind): string {
+  return `chunklog.tab.${tabId}.evt.${kind}`;
+}
+
+/** NATS subject matching every live event of a tab. */
+export function tabEventsSubject(tabId: string): string {
+  return `chunklog.tab.${tabId}.evt.*`;
+}
+
+export const emptyUsage = (): Usage => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
+});
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens,
+    cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
+  };
+}

@@ -1,0 +1,4 @@
+export * from './chunk';
+export * from './errors';
+export * from './events';
+export * from './tab';

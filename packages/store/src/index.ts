@@ -1,0 +1,9 @@
+export type {
+  AcquireLeaseResult,
+  AppendOptions,
+  ChunkStore,
+  InboxMessage,
+  MessageMode,
+  PageOptions,
+  TurnLease,
+} from './chunk-store';
