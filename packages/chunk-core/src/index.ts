@@ -1,4 +1,5 @@
 export * from './chunk';
+export * from './commands';
 export * from './errors';
 export * from './events';
 export * from './tab';
