@@ -1,0 +1,18 @@
+# One image for every chunklog service: the compose file picks the entry point with `command`,
+# and each command is the same npm script the tests and the README run outside Docker.
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+COPY packages/chunk-core/package.json packages/chunk-core/
+COPY packages/store/package.json packages/store/
+COPY packages/bus/package.json packages/bus/
+COPY packages/anthropic-sim/package.json packages/anthropic-sim/
+COPY services/agent-worker/package.json services/agent-worker/
+COPY services/gateway/package.json services/gateway/
+COPY services/all-in-one/package.json services/all-in-one/
+# Dev dependencies are included on purpose: the services run TypeScript through tsx.
+RUN npm ci --include=dev --no-audit --no-fund
+COPY . .
+USER node
+CMD ["npm", "start"]
