@@ -1,0 +1,34 @@
+import type { StopReason } from './parse-directives';
+import type { CacheUsage } from './prompt-cache';
+
+/** A content block of a simulated reply, as the non-streaming API returns it. */
+export type ReplyBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'text'; text: string }
+  | {
+      type: 'tool_use';
+      id: string;
+      name: string;
+      input: Record<string, unknown>;
+      caller: { type: 'direct' };
+    };
+
+/** `usage` of a finished message, field for field as the real API reports it. */
+export interface MessageUsage extends CacheUsage {
+  output_tokens: number;
+  service_tier: 'standard';
+  inference_geo: 'not_available';
+}
+
+/** The non-streaming response body of `POST /v1/messages`. */
+export interface AssistantMessage {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: ReplyBlock[];
+  stop_reason: StopReason;
+  stop_sequence: string | null;
+  stop_details: null;
+  usage: MessageUsage;
+}

@@ -1,0 +1,354 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AssistantMessage, MessageUsage } from './assistant-message';
+import { buildStreamEvents } from './build-stream-events';
+import {
+  findSignatureViolation,
+  type RequestViolation,
+  violationFromZod,
+} from './find-request-violation';
+import { formatRequestLog } from './format-request-log';
+import { listPromptBlocks } from './list-prompt-blocks';
+import { type Clock, systemClock } from './manual-clock';
+import { CountTokensRequestSchema, MessagesRequestSchema } from './messages-request';
+import type { ApiErrorType } from './parse-directives';
+import { planReply } from './plan-reply';
+import { createPromptCache, type PromptCache } from './prompt-cache';
+import { createThinkingSigner, type ThinkingSigner } from './thinking-signer';
+
+/** The `anthropic-version` values the SDK lines send: 0.x and 1.x. */
+export const SUPPORTED_ANTHROPIC_VERSIONS = ['2023-06-01', '2026-10-21'] as const;
+
+export interface SimulatorOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Interface to bind; loopback by default. */
+  host?: string;
+  /** Time source for cache TTLs; inject a manual clock to test expiry. */
+  clock?: Clock;
+  /** Prefixes shorter than this are never cached. Default 1024 (Sonnet-class models). */
+  minimumCacheableTokens?: number;
+  /** How far back a missed breakpoint looks for an earlier write. Default 20 blocks. */
+  lookbackBlocks?: number;
+  /** Key for thinking signatures; random per simulator by default. */
+  thinkingSecret?: string;
+  /** Receives one line per request. Default `console.log`; pass `() => {}` to silence. */
+  logger?: (line: string) => void;
+  /** Extra request checks run after the built-in ones (e.g. the shared request validator). */
+  validate?: (body: unknown) => RequestViolation[];
+}
+
+/** One request the simulator received, with what it answered. */
+export interface SimulatorRequest {
+  requestId: string;
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  /** The parsed JSON body (or the raw text when it did not parse). */
+  body: unknown;
+  status: number;
+  stream: boolean;
+  usage?: MessageUsage;
+  /** Epoch milliseconds by the simulator's clock. */
+  receivedAt: number;
+}
+
+/** A running simulator. */
+export interface Simulator {
+  /** Base URL to give the SDK as `baseURL`, e.g. `http://127.0.0.1:43121`. */
+  url: string;
+  port: number;
+  /** Every request received, oldest first. */
+  requests: SimulatorRequest[];
+  clock: Clock;
+  cache: PromptCache;
+  signer: ThinkingSigner;
+  /** Stops listening and cuts open streams. */
+  close(): Promise<void>;
+}
+
+const maximumBodyBytes = 32 * 1024 * 1024;
+
+/** Thrown inside a handler to answer with the API's error JSON. */
+class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorType: ApiErrorType,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiFailure';
+  }
+}
+
+/**
+ * Starts an Anthropic Messages API simulator on node:http: `POST /v1/messages` (streaming and
+ * not) and `POST /v1/messages/count_tokens`, strict request validation, signed thinking,
+ * prompt-cache accounting and `[[sim: ...]]` directives (see the package README).
+ */
+export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? ((line: string) => console.log(line));
+  const signer = createThinkingSigner(options.thinkingSecret);
+  const cache = createPromptCache({
+    clock,
+    minimumCacheableTokens: options.minimumCacheableTokens ?? 1024,
+    lookbackBlocks: options.lookbackBlocks ?? 20,
+  });
+  const failureCounts = new Map<string, number>();
+  const requests: SimulatorRequest[] = [];
+
+  const server = createServer((request, response) => {
+    const started = performance.now();
+    const record: SimulatorRequest = {
+      requestId: `req_${randomBytes(12).toString('hex')}`,
+      method: request.method ?? 'GET',
+      path: (request.url ?? '/').split('?')[0] ?? '/',
+      headers: request.headers,
+      body: undefined,
+      status: 0,
+      stream: false,
+      receivedAt: clock.now(),
+    };
+    requests.push(record);
+    const aborted = new AbortController();
+    response.on('close', () => aborted.abort());
+    handle(request, response, record, aborted.signal)
+      .catch((error: unknown) => {
+        const failure =
+          error instanceof ApiFailure
+            ? error
+            : new ApiFailure(500, 'api_error', 'Internal server error');
+        if (!(error instanceof ApiFailure) && !aborted.signal.aborted) console.error(error);
+        if (!response.headersSent) sendError(response, record, failure);
+        else response.end();
+      })
+      .finally(() => {
+        const body = record.body as { model?: unknown } | undefined;
+        logger(
+          formatRequestLog({
+            method: record.method,
+            path: record.path,
+            status: record.status,
+            ...(typeof body?.model === 'string' ? { model: body.model } : {}),
+            stream: record.stream,
+            ...(record.usage ? { usage: record.usage } : {}),
+            durationMilliseconds: performance.now() - started,
+          }),
+        );
+      });
+  });
+
+  async function handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    record: SimulatorRequest,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const route = `${record.method} ${record.path}`;
+    if (route !== 'POST /v1/messages' && route !== 'POST /v1/messages/count_tokens') {
+      throw new ApiFailure(404, 'not_found_error', 'Not Found');
+    }
+    const text = await readBody(request);
+    record.body = text;
+    const version = request.headers['anthropic-version'];
+    if (version === undefined) {
+      throw new ApiFailure(400, 'invalid_request_error', 'anthropic-version: header is required');
+    }
+    if (!(SUPPORTED_ANTHROPIC_VERSIONS as readonly string[]).includes(String(version))) {
+      throw new ApiFailure(
+        400,
+        'invalid_request_error',
+        `anthropic-version: invalid version ${String(version)}`,
+      );
+    }
+    if (!request.headers['x-api-key'] && !request.headers.authorization) {
+      throw new ApiFailure(401, 'authentication_error', 'x-api-key header is required');
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new ApiFailure(
+        400,
+        'invalid_request_error',
+        'There was an error parsing the body of your request',
+      );
+    }
+    record.body = body;
+    record.stream = (body as { stream?: unknown } | null)?.stream === true;
+
+    if (record.path === '/v1/messages/count_tokens') {
+      const parsed = CountTokensRequestSchema.safeParse(body);
+      if (!parsed.success) throw invalid(violationFromZod(parsed.error));
+      checkModel(parsed.data.model);
+      const inputTokens = listPromptBlocks(parsed.data).reduce(
+        (total, block) => total + block.tokens,
+        0,
+      );
+      sendJson(response, record, 200, { input_tokens: inputTokens });
+      return;
+    }
+
+    const violation = options.validate?.(body)[0];
+    if (violation) throw invalid(violation);
+    const parsed = MessagesRequestSchema.safeParse(body);
+    if (!parsed.success) throw invalid(violationFromZod(parsed.error));
+    const messagesRequest = parsed.data;
+    checkModel(messagesRequest.model);
+    const signatureViolation = findSignatureViolation(messagesRequest, signer);
+    if (signatureViolation) throw invalid(signatureViolation);
+
+    const plan = planReply(messagesRequest, { signer, failureCounts });
+    switch (plan.kind) {
+      case 'invalid':
+        throw new ApiFailure(400, 'invalid_request_error', plan.message);
+      case 'error':
+        await sleep(plan.delayMilliseconds, undefined, { signal });
+        throw new ApiFailure(
+          plan.status,
+          plan.errorType,
+          plan.message,
+          plan.retryAfterSeconds === undefined
+            ? {}
+            : { 'retry-after': String(plan.retryAfterSeconds) },
+        );
+      case 'message':
+        break;
+      default: {
+        const exhaustive: never = plan;
+        throw new Error(`unknown plan ${JSON.stringify(exhaustive)}`);
+      }
+    }
+
+    const cacheUsage = cache.account(listPromptBlocks(messagesRequest));
+    const message: AssistantMessage = {
+      id: plan.id,
+      type: 'message',
+      role: 'assistant',
+      model: messagesRequest.model,
+      content: plan.content,
+      stop_reason: plan.stopReason,
+      stop_sequence: plan.stopSequence,
+      stop_details: null,
+      usage: {
+        ...cacheUsage,
+        output_tokens: plan.outputTokens,
+        service_tier: 'standard',
+        inference_geo: 'not_available',
+      },
+    };
+    record.usage = message.usage;
+    await sleep(plan.delayMilliseconds, undefined, { signal });
+
+    if (!messagesRequest.stream) {
+      if (plan.tokensPerSecond) {
+        await sleep((plan.outputTokens / plan.tokensPerSecond) * 1000, undefined, { signal });
+      }
+      sendJson(response, record, 200, message);
+      return;
+    }
+
+    record.status = 200;
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'request-id': record.requestId,
+    });
+    const events = buildStreamEvents(message, {
+      requestId: record.requestId,
+      ...(plan.streamError ? { streamError: plan.streamError } : {}),
+    });
+    for (const event of events) {
+      if (signal.aborted) return;
+      if (plan.tokensPerSecond && event.tokens > 0) {
+        await sleep((event.tokens / plan.tokensPerSecond) * 1000, undefined, { signal });
+      }
+      response.write(`event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`);
+    }
+    response.end();
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    requests,
+    clock,
+    cache,
+    signer,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function invalid(violation: RequestViolation): ApiFailure {
+  const message = violation.path ? `${violation.path}: ${violation.message}` : violation.message;
+  return new ApiFailure(400, 'invalid_request_error', message);
+}
+
+function checkModel(model: string): void {
+  // The real API answers 404 for a model it does not serve; every Claude name is served here.
+  if (!model.startsWith('claude-')) {
+    throw new ApiFailure(404, 'not_found_error', `model: ${model}`);
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > maximumBodyBytes) {
+      throw new ApiFailure(413, 'request_too_large', 'Request exceeds the maximum allowed size');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJson(
+  response: ServerResponse,
+  record: SimulatorRequest,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  record.status = status;
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': record.requestId,
+    ...headers,
+  });
+  response.end(JSON.stringify(body));
+}
+
+function sendError(response: ServerResponse, record: SimulatorRequest, failure: ApiFailure): void {
+  sendJson(
+    response,
+    record,
+    failure.status,
+    {
+      type: 'error',
+      error: { type: failure.errorType, message: failure.message },
+      request_id: record.requestId,
+    },
+    failure.headers,
+  );
+}

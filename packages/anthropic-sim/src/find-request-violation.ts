@@ -1,0 +1,41 @@
+import type { z } from 'zod';
+import type { MessagesRequest } from './messages-request';
+import type { ThinkingSigner } from './thinking-signer';
+
+/** Why the API would answer 400: the dotted path of the offending field and the reason. */
+export interface RequestViolation {
+  path: string;
+  message: string;
+}
+
+/** The first zod issue as the API words shape errors: `messages.0.content: Field required`. */
+export function violationFromZod(error: z.ZodError): RequestViolation {
+  const issue = error.issues[0];
+  if (!issue) return { path: '', message: 'Invalid request' };
+  const missing = issue.code === 'invalid_type' && issue.input === undefined;
+  return { path: issue.path.join('.'), message: missing ? 'Field required' : issue.message };
+}
+
+/**
+ * Every thinking block replayed in the history must carry the signature this simulator gave
+ * it: a changed text or signature is what the real API rejects with "Invalid signature in
+ * thinking block". Redacted thinking is opaque and never produced here, so it passes as is.
+ */
+export function findSignatureViolation(
+  request: MessagesRequest,
+  signer: ThinkingSigner,
+): RequestViolation | undefined {
+  for (const [messageIndex, message] of request.messages.entries()) {
+    if (typeof message.content === 'string' || message.role !== 'assistant') continue;
+    for (const [blockIndex, block] of message.content.entries()) {
+      if (block.type !== 'thinking') continue;
+      if (!signer.verify(block.thinking, block.signature)) {
+        return {
+          path: `messages.${messageIndex}.content.${blockIndex}`,
+          message: 'Invalid signature in thinking block',
+        };
+      }
+    }
+  }
+  return undefined;
+}
