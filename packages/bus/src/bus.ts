@@ -38,11 +38,16 @@ export interface Bus {
   ): Promise<Subscription>;
   /** Durably enqueues a work item; the same msgId within the dedupe window is stored once. */
   enqueue(queue: string, payload: unknown, options: { msgId: string }): Promise<void>;
-  /** Consumes a work queue: each item goes to one consumer, and is redelivered until acked. */
+  /**
+   * Consumes a work queue: each item goes to one consumer, and is redelivered until acked.
+   * An item neither acked nor nakked is redelivered once ackWaitMs (default 30 s; one value per
+   * queue, set by the latest consume call) passes without working(); a handler that throws
+   * naks its item with a backoff. At most `concurrency` (default 1) handlers run at once.
+   */
   consume(
     queue: string,
     handler: (item: WorkItem) => Promise<void>,
-    options?: { ackWaitMs?: number },
+    options?: { ackWaitMs?: number; concurrency?: number },
   ): Promise<Subscription>;
   /** True when the broker is reachable. */
   ready(): Promise<boolean>;

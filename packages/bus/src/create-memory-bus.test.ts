@@ -1,0 +1,8 @@
+import { busContract } from './bus-contract';
+import type { BusLogger } from './bus-logger';
+import { createMemoryBus } from './create-memory-bus';
+
+// Expected failures (a handler that throws on purpose) would only clutter the test output.
+const quietLogger: BusLogger = { info() {}, warn() {}, error() {} };
+
+busContract('in-process', async () => createMemoryBus({ logger: quietLogger }));

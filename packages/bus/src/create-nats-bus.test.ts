@@ -1,0 +1,40 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { afterAll } from 'vitest';
+import { testNatsUrl, testSubjectPrefix } from '../../../test/infra';
+import { busContract } from './bus-contract';
+import type { BusLogger } from './bus-logger';
+import { createNatsBus } from './create-nats-bus';
+
+const natsUrl = await testNatsUrl();
+const subjectPrefix = testSubjectPrefix();
+
+// Expected failures (a handler that throws on purpose) would only clutter the test output.
+const quietLogger: BusLogger = { info() {}, warn() {}, error() {} };
+
+/** Deletes every stream this file created (their names start with the prefix). */
+async function deleteStreams(url: string): Promise<void> {
+  const connection = await connect({ servers: url });
+  try {
+    const manager = await jetstreamManager(connection);
+    for await (const name of manager.streams.names()) {
+      if (name.startsWith(`${subjectPrefix}_`)) await manager.streams.delete(name);
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+if (natsUrl === null) {
+  console.warn('!!! SKIPPED: the NATS bus contract suite (no NATS server reachable)');
+} else {
+  afterAll(() => deleteStreams(natsUrl));
+  busContract('NATS', () =>
+    createNatsBus({
+      servers: natsUrl,
+      subjectPrefix,
+      name: 'chunklog-bus-test',
+      logger: quietLogger,
+    }),
+  );
+}
