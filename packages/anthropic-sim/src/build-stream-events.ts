@@ -1,3 +1,4 @@
+import { assertNever } from '@chunklog/chunk-core';
 import type { AssistantMessage, ReplyBlock } from './assistant-message';
 import { estimateTokens } from './estimate-tokens';
 import type { ApiErrorType } from './parse-directives';
@@ -95,10 +96,8 @@ export function buildStreamEvents(
         }
         break;
       }
-      default: {
-        const exhaustive: never = block;
-        throw new Error(`unknown block ${JSON.stringify(exhaustive)}`);
-      }
+      default:
+        assertNever(block);
     }
     if (!failed) emit({ type: 'content_block_stop', index });
   });
@@ -141,10 +140,8 @@ function emptyShape(block: ReplyBlock): Record<string, unknown> {
       return { type: 'thinking', thinking: '', signature: '' };
     case 'tool_use':
       return { type: 'tool_use', id: block.id, name: block.name, input: {}, caller: block.caller };
-    default: {
-      const exhaustive: never = block;
-      throw new Error(`unknown block ${JSON.stringify(exhaustive)}`);
-    }
+    default:
+      return assertNever(block);
   }
 }
 

@@ -323,7 +323,7 @@ describe('POST /v1/messages', () => {
       })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((error as Anthropic.APIError).message).toContain('words');
+    expect((error as InstanceType<typeof Anthropic.APIError>).message).toContain('words');
   });
 
   it('logs each request in one line', async () => {

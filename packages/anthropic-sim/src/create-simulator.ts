@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { assertNever, validateRequest } from '@chunklog/chunk-core';
 import type { AssistantMessage, MessageUsage } from './assistant-message';
 import { buildStreamEvents } from './build-stream-events';
 import {
@@ -36,8 +37,6 @@ export interface SimulatorOptions {
   thinkingSecret?: string;
   /** Receives one line per request. Default `console.log`; pass `() => {}` to silence. */
   logger?: (line: string) => void;
-  /** Extra request checks run after the built-in ones (e.g. the shared request validator). */
-  validate?: (body: unknown) => RequestViolation[];
 }
 
 /** One request the simulator received, with what it answered. */
@@ -182,6 +181,11 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     record.stream = (body as { stream?: unknown } | null)?.stream === true;
 
     if (record.path === '/v1/messages/count_tokens') {
+      // Counting takes the same body without the generation settings.
+      const violation = validateRequest({ max_tokens: 1, ...(body as object) }).find(
+        (found) => found.path !== 'max_tokens',
+      );
+      if (violation) throw invalid(violation);
       const parsed = CountTokensRequestSchema.safeParse(body);
       if (!parsed.success) throw invalid(violationFromZod(parsed.error));
       checkModel(parsed.data.model);
@@ -193,7 +197,9 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       return;
     }
 
-    const violation = options.validate?.(body)[0];
+    // The shared validator words violations as the real API does; zod then only guards the
+    // shapes the simulator relies on, and signatures need this simulator's key.
+    const violation = validateRequest(body)[0];
     if (violation) throw invalid(violation);
     const parsed = MessagesRequestSchema.safeParse(body);
     if (!parsed.success) throw invalid(violationFromZod(parsed.error));
@@ -218,10 +224,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
         );
       case 'message':
         break;
-      default: {
-        const exhaustive: never = plan;
-        throw new Error(`unknown plan ${JSON.stringify(exhaustive)}`);
-      }
+      default:
+        assertNever(plan);
     }
 
     const cacheUsage = cache.account(listPromptBlocks(messagesRequest));

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { assertNever } from '@chunklog/chunk-core';
 import type { ReplyBlock } from './assistant-message';
 import { canonicalJson } from './canonical-json';
 import { estimateTokens } from './estimate-tokens';
@@ -319,10 +320,8 @@ function payloadOf(block: ReplyBlock): unknown {
       return block.text;
     case 'tool_use':
       return block.input;
-    default: {
-      const exhaustive: never = block;
-      return exhaustive;
-    }
+    default:
+      return assertNever(block);
   }
 }
 
