@@ -1,0 +1,68 @@
+/**
+ * `npm run start:worker`: one agent worker process (services mode, DESIGN section 10).
+ * Reads the environment, wires Postgres, NATS and the Anthropic client, and shuts down
+ * gracefully on SIGINT/SIGTERM (running turns get a few seconds, then a takeover).
+ */
+import { hostname } from 'node:os';
+import Anthropic from '@anthropic-ai/sdk';
+import { createNatsBus } from '@chunklog/bus';
+import { createPostgresStore } from '@chunklog/store';
+import { createLogger } from './logger';
+import { createWorker } from './worker';
+import { parseWorkerConfig } from './worker-config';
+
+const config = (() => {
+  try {
+    return parseWorkerConfig(process.env);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+})();
+const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
+const logger = createLogger(config.LOG_LEVEL, { service: 'agent-worker', workerId });
+
+const store = createPostgresStore({ url: config.DATABASE_URL });
+await store.migrate();
+const bus = await createNatsBus({
+  servers: config.NATS_URL,
+  name: `chunklog-worker-${workerId}`,
+  ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
+});
+const anthropic = new Anthropic({
+  apiKey: config.ANTHROPIC_API_KEY,
+  ...(config.ANTHROPIC_BASE_URL ? { baseURL: config.ANTHROPIC_BASE_URL } : {}),
+  // The worker owns retries (backoff honouring retry-after, mid-stream errors included).
+  maxRetries: 0,
+});
+const worker = createWorker({
+  store,
+  bus,
+  anthropic,
+  workerId,
+  leaseMs: config.LEASE_MS,
+  maxSteps: config.MAX_STEPS,
+  maxTokens: config.MAX_TOKENS,
+  model: config.MODEL,
+  logger,
+});
+await worker.start();
+logger.info('agent worker ready', { model: config.MODEL, leaseMs: config.LEASE_MS });
+
+let shuttingDown = false;
+async function shutdown(signal: string): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  logger.info('shutting down', { signal });
+  try {
+    await worker.stop();
+    await bus.close();
+    await store.close();
+    process.exit(0);
+  } catch (error) {
+    logger.error('shutdown failed', { error });
+    process.exit(1);
+  }
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,0 +1,134 @@
+import type { Bus } from '@chunklog/bus';
+import {
+  type Chunk,
+  type ChunkBody,
+  ConflictError,
+  type LiveEvent,
+  liveEventSubject,
+  type NewChunk,
+  type OpenBlockSnapshot,
+} from '@chunklog/chunk-core';
+import type { ChunkStore } from '@chunklog/store';
+import type { Logger } from './logger';
+
+/** A chunk as the worker hands it to the store: the store adds tabId, seq and createdAt. */
+export type ChunkToAppend = ChunkBody & { id: string; turnId: string; step: number };
+
+/** The block being streamed: it lives only in memory until it seals (write-on-seal). */
+export interface OpenBlock {
+  id: string;
+  turnId: string;
+  step: number;
+  role: 'assistant';
+  type: 'text' | 'thinking';
+  text: string;
+}
+
+/** Thrown once the worker learns that another worker holds the tab now: it must stop writing. */
+export class LeaseLostError extends Error {
+  constructor(tabId: string, options?: { cause?: unknown }) {
+    super(`Lost the turn lease of tab ${tabId}`, options);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/**
+ * What a worker knows about a tab while it holds the tab's lease: the log (kept in memory for
+ * the turn), the seq it must write next, the open block, and the live-event publisher.
+ * Appends are serialized and fenced: each passes the expected seq, so a worker whose lease was
+ * taken over gets a conflict instead of writing into the new holder's turn.
+ */
+export class TabSession {
+  readonly log: Chunk[];
+  open: OpenBlock | null = null;
+  lost = false;
+  /** Aborted on lease loss; turns derive their own controllers from it. */
+  readonly lifetime = new AbortController();
+  private lastSeq: number;
+  private appending: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly tabId: string,
+    log: Chunk[],
+    private readonly store: ChunkStore,
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+  ) {
+    this.log = log;
+    this.lastSeq = log.at(-1)?.seq ?? 0;
+  }
+
+  /** Appends chunks (one transaction, contiguous seqs) and publishes their seals after commit. */
+  append(bodies: ChunkToAppend[]): Promise<Chunk[]> {
+    const run = async (): Promise<Chunk[]> => {
+      if (this.lost) throw new LeaseLostError(this.tabId);
+      const chunks: NewChunk[] = bodies.map((body) => ({ ...body, tabId: this.tabId }) as NewChunk);
+      let stored: Chunk[];
+      try {
+        stored = await this.store.append(this.tabId, chunks, { expectedSeq: this.lastSeq + 1 });
+      } catch (error) {
+        if (error instanceof ConflictError) {
+          this.markLost(error);
+          throw new LeaseLostError(this.tabId, { cause: error });
+        }
+        throw error;
+      }
+      for (const chunk of stored) {
+        if (chunk.seq > this.lastSeq) {
+          this.lastSeq = chunk.seq;
+          this.log.push(chunk);
+        }
+      }
+      // Seals go out only now, after the commit (DESIGN section 5).
+      for (const chunk of stored) {
+        await this.publish({ event: 'chunk-seal', data: { tabId: this.tabId, chunk } });
+      }
+      return stored;
+    };
+    const result = this.appending.then(run, run);
+    this.appending = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Resolves once every append queued so far has finished (or failed). */
+  settled(): Promise<void> {
+    return this.appending.then(() => undefined);
+  }
+
+  markLost(cause?: unknown): void {
+    if (this.lost) return;
+    this.lost = true;
+    this.logger.warn('lost the tab lease; stopping', { tabId: this.tabId, cause });
+    this.lifetime.abort(new LeaseLostError(this.tabId, { cause }));
+  }
+
+  /** Publishes a live event; a lost event is recovered by clients from Postgres, so failures only log. */
+  async publish(event: LiveEvent): Promise<void> {
+    try {
+      await this.bus.publish(liveEventSubject(this.tabId, event.event), event.data);
+    } catch (error) {
+      this.logger.warn('live event not published', {
+        tabId: this.tabId,
+        event: event.event,
+        error,
+      });
+    }
+  }
+
+  /** The open block for a client resuming mid-block (answered on snapshotSubject). */
+  snapshot(): OpenBlockSnapshot {
+    const open = this.open;
+    if (!open) return { open: null };
+    return {
+      open: {
+        id: open.id,
+        turnId: open.turnId,
+        step: open.step,
+        role: open.role,
+        type: open.type,
+        text: open.text,
+        lastSeq: this.lastSeq,
+      },
+    };
+  }
+}

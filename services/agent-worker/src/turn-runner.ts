@@ -1,0 +1,328 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import {
+  addUsage,
+  type Chunk,
+  emptyUsage,
+  type TabConfig,
+  type ToolCallData,
+  type TurnDoneReason,
+  type Usage,
+} from '@chunklog/chunk-core';
+import type { ChunkStore, InboxMessage } from '@chunklog/store';
+import type { Logger } from './logger';
+import { errorStatus, type RetryPolicy, retryDelay } from './retry-policy';
+import { buildStepRequest } from './step-request';
+import { streamStep } from './stream-step';
+import { type ChunkToAppend, LeaseLostError, type TabSession } from './tab-session';
+import type { ToolRegistry } from './tool-registry';
+
+/** What a turn needs besides the tab it runs on. */
+export interface TurnDependencies {
+  store: ChunkStore;
+  anthropic: Anthropic;
+  tools: ToolRegistry;
+  newId: () => string;
+  logger: Logger;
+  retry: RetryPolicy;
+  defaults: { model: string; maxSteps: number; maxTokens: number };
+  /** Names withheld from this turn's model (the subagent's own `task`, for one). */
+  excludeTools?: readonly string[];
+}
+
+/** How a turn begins: with a new user message, or by resuming a turn another worker left. */
+export type TurnStart =
+  | { kind: 'message'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
+  | { kind: 'resume'; step: number };
+
+export interface TurnOutcome {
+  reason: TurnDoneReason;
+  usage: Usage;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Tool calls of a turn that have no result in the log yet. */
+export function unansweredToolCalls(log: readonly Chunk[], turnId: string): Chunk[] {
+  const answered = new Set<string>();
+  for (const chunk of log) if (chunk.type === 'tool_result') answered.add(chunk.data.callId);
+  return log.filter(
+    (chunk) =>
+      chunk.turnId === turnId && chunk.type === 'tool_call' && !answered.has(chunk.data.callId),
+  );
+}
+
+/**
+ * Runs one turn on a tab whose lease the caller holds: appends the opening user chunk, then
+ * per step builds the request from the log, streams the model into sealed chunks, runs the
+ * step's tool calls concurrently (each result sealed as it completes), and folds waiting
+ * `interrupt` messages in after the step's tool results. Publishes turn-start (not turn-done).
+ * Throws LeaseLostError when another worker took the tab: then it must not write anything.
+ */
+export async function runTurn(input: {
+  deps: TurnDependencies;
+  session: TabSession;
+  config: TabConfig;
+  turnId: string;
+  start: TurnStart;
+  /** Aborted by cancel (and by lease loss, through the session). */
+  signal: AbortSignal;
+}): Promise<TurnOutcome> {
+  const { deps, session, config, turnId, start, signal } = input;
+  const { store, tools, newId, logger } = deps;
+  const tabId = session.tabId;
+  const maxSteps = config.maxSteps ?? deps.defaults.maxSteps;
+  let usage = emptyUsage();
+
+  const append = (bodies: ChunkToAppend[]) => session.append(bodies);
+
+  /** Appends waiting interrupts (and refuses rejects) after `step`'s tool results. */
+  const drainInbox = async (step: number): Promise<number> => {
+    const waiting = await store.inboxList(tabId);
+    const known = new Set(session.log.map((chunk) => chunk.id));
+    const bodies: ChunkToAppend[] = [];
+    const done: string[] = [];
+    let interrupts = 0;
+    for (const message of waiting) {
+      if (known.has(message.chunkId)) {
+        // Appended by a worker that died before clearing its inbox entry.
+        done.push(message.chunkId);
+        continue;
+      }
+      if (message.mode === 'interrupt') {
+        bodies.push({
+          id: message.chunkId,
+          turnId,
+          step,
+          role: 'user',
+          type: 'text',
+          data: { text: message.text },
+        });
+        interrupts++;
+        done.push(message.chunkId);
+      } else if (message.mode === 'reject') {
+        bodies.push({
+          id: newId(),
+          turnId,
+          step,
+          role: 'system',
+          type: 'system',
+          data: { kind: 'message-rejected', text: 'A message was rejected: a turn was running.' },
+        });
+        done.push(message.chunkId);
+      }
+      // `enqueue` messages wait for a turn of their own.
+    }
+    if (bodies.length > 0) await append(bodies);
+    if (done.length > 0) await store.inboxRemove(tabId, done);
+    return interrupts;
+  };
+
+  /** Error results for calls the turn will never answer, so the log builds a valid request. */
+  const answerUnanswered = async (why: string) => {
+    // Results already on their way to the log must land first, or a call would get two.
+    await session.settled();
+    const calls = unansweredToolCalls(session.log, turnId);
+    if (calls.length === 0) return;
+    await append(
+      calls.map((call) => {
+        const data = call.data as ToolCallData;
+        return {
+          id: newId(),
+          turnId,
+          step: call.step,
+          role: 'tool',
+          type: 'tool_result',
+          data: { callId: data.callId, name: data.name, result: why, isError: true },
+        } satisfies ChunkToAppend;
+      }),
+    );
+  };
+
+  const runTools = async (calls: ToolCallData[], step: number) => {
+    const all = Promise.all(
+      calls.map(async (call) => {
+        const outcome = await tools.run(call.name, call.arguments, {
+          tabId,
+          turnId,
+          callId: call.callId,
+          signal,
+        });
+        // A cancelled turn answers its calls itself; a late result must not land after that.
+        if (signal.aborted) return;
+        await append([
+          {
+            id: newId(),
+            turnId,
+            step,
+            role: 'tool',
+            type: 'tool_result',
+            data: {
+              callId: call.callId,
+              name: call.name,
+              result: outcome.result,
+              isError: outcome.isError,
+            },
+          },
+        ]);
+      }),
+    );
+    // Cancel must not wait for a tool that ignores its abort signal.
+    await Promise.race([all, abortion(signal)]);
+  };
+
+  // turn-done is the caller's to publish: after the lease is released, so a client reacting
+  // to it already finds the tab idle.
+  const finish = async (reason: TurnDoneReason): Promise<TurnOutcome> => ({ reason, usage });
+
+  const cancelled = async (): Promise<TurnOutcome> => {
+    if (session.lost) throw new LeaseLostError(tabId);
+    await answerUnanswered('Cancelled before the tool finished.');
+    return finish('cancelled');
+  };
+
+  let step = 0;
+  if (start.kind === 'message') {
+    await session.publish({ event: 'turn-start', data: { tabId, turnId } });
+    if (!session.log.some((chunk) => chunk.id === start.message.chunkId)) {
+      await append([
+        {
+          id: start.message.chunkId,
+          turnId,
+          step: 0,
+          role: 'user',
+          type: 'text',
+          data: { text: start.message.text },
+        },
+      ]);
+    }
+    await store.inboxRemove(tabId, [start.message.chunkId]);
+  } else {
+    step = start.step;
+  }
+  await drainInbox(step === 0 ? 0 : step - 1);
+
+  try {
+    for (; ; step++) {
+      if (signal.aborted) return await cancelled();
+      if (step >= maxSteps) return await finish('max_steps');
+
+      const offered = tools
+        .describe(config.tools)
+        .filter((tool) => !deps.excludeTools?.includes(tool.name));
+
+      let toolCalls: ToolCallData[] = [];
+      let stopReason: string | null = null;
+      for (let attempt = 1; ; attempt++) {
+        // Rebuilt per attempt: a failed attempt may have sealed chunks the retry must carry.
+        const request = buildStepRequest({
+          log: session.log,
+          config,
+          defaults: deps.defaults,
+          tools: offered,
+        });
+        const result = await streamStep({
+          anthropic: deps.anthropic,
+          request,
+          signal,
+          session,
+          turnId,
+          step,
+          newId,
+        });
+        usage = addUsage(usage, result.usage);
+        toolCalls.push(...result.toolCalls);
+        if (result.outcome === 'aborted') return await cancelled();
+        if (result.outcome === 'finished') {
+          stopReason = result.stopReason;
+          break;
+        }
+        if (result.error instanceof LeaseLostError) throw result.error;
+        // Calls sealed before a mid-stream failure are real: answer them and move on.
+        if (toolCalls.length > 0) break;
+        const delay = retryDelay(result.error, attempt, deps.retry);
+        logger.warn('model call failed', {
+          tabId,
+          turnId,
+          step,
+          attempt,
+          retryInMs: delay,
+          error: errorText(result.error),
+        });
+        if (delay === null) {
+          const statusCode = errorStatus(result.error);
+          await append([
+            {
+              id: newId(),
+              turnId,
+              step,
+              role: 'assistant',
+              type: 'error',
+              data: {
+                message: `The model call failed: ${errorText(result.error)}`,
+                ...(statusCode !== undefined ? { statusCode } : {}),
+              },
+            },
+          ]);
+          await answerUnanswered('The turn ended with an error before the tool ran.');
+          return await finish('error');
+        }
+        await sleep(delay, signal);
+        if (signal.aborted) return await cancelled();
+        toolCalls = [];
+      }
+
+      if (toolCalls.length > 0) {
+        await runTools(toolCalls, step);
+        if (signal.aborted) return await cancelled();
+      }
+      const interrupts = await drainInbox(step);
+      const modelWantsMore = toolCalls.length > 0 || stopReason === 'pause_turn';
+      if (!modelWantsMore && interrupts === 0) return await finish('completed');
+    }
+  } catch (error) {
+    if (error instanceof LeaseLostError || session.lost) throw error;
+    // Anything else (a database outage, a bug) still ends the turn visibly when it can.
+    logger.error('turn failed', { tabId, turnId, error: errorText(error) });
+    try {
+      await append([
+        {
+          id: newId(),
+          turnId,
+          step,
+          role: 'system',
+          type: 'error',
+          data: { message: `The turn failed: ${errorText(error)}` },
+        },
+      ]);
+      await answerUnanswered('The turn failed before the tool finished.');
+    } catch (appendError) {
+      logger.error('could not record the turn failure', { tabId, error: errorText(appendError) });
+    }
+    return finish('error');
+  }
+}
+
+function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(done, milliseconds);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function abortion(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}

@@ -1,0 +1,360 @@
+import { randomUUID } from 'node:crypto';
+import type Anthropic from '@anthropic-ai/sdk';
+import type { Bus, Subscription, WorkItem } from '@chunklog/bus';
+import {
+  type Chunk,
+  cancelSubject,
+  emptyUsage,
+  INTAKE_QUEUE,
+  inboxSubject,
+  MessageCommandSchema,
+  NotFoundError,
+  snapshotSubject,
+} from '@chunklog/chunk-core';
+import type { AcquireLeaseResult, ChunkStore } from '@chunklog/store';
+import { builtinTools } from './builtin-tools';
+import type { Logger } from './logger';
+import { createRemoteToolDirectory } from './remote-tools';
+import { defaultRetryPolicy, type RetryPolicy } from './retry-policy';
+import { type ChunkToAppend, LeaseLostError, TabSession } from './tab-session';
+import { resumePoint } from './takeover';
+import { createTaskTool, type SubagentRunner } from './task-tool';
+import { createToolRegistry, type ToolDefinition } from './tool-registry';
+import {
+  runTurn,
+  type TurnDependencies,
+  type TurnOutcome,
+  unansweredToolCalls,
+} from './turn-runner';
+
+/** Everything a worker is made of; tests and the all-in-one mode pass their own. */
+export interface WorkerDependencies {
+  store: ChunkStore;
+  bus: Bus;
+  /** An SDK client; the worker owns retries, so give it `maxRetries: 0`. */
+  anthropic: Anthropic;
+  /** Unique per process: it is the lease owner. */
+  workerId: string;
+  /** How long a lease lasts unrenewed: the takeover delay after a crash. */
+  leaseMs: number;
+  maxSteps: number;
+  model: string;
+  maxTokens?: number;
+  logger: Logger;
+  /** Local tools (default: the built-ins). The `task` tool is always added. */
+  tools?: ToolDefinition<unknown>[];
+  /** Offer tools announced on the bus (default true). */
+  remoteTools?: boolean;
+  clock?: { now(): number };
+  ids?: () => string;
+  retry?: RetryPolicy;
+  /** How often to look for tabs with expired leases or waiting messages (default leaseMs / 4). */
+  sweepMs?: number;
+  /** How long stop() lets running turns finish before leaving them to a takeover. */
+  stopTimeoutMs?: number;
+}
+
+export interface Worker {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Tabs this worker holds right now. */
+  runningTabs(): string[];
+}
+
+/**
+ * The agent worker (DESIGN sections 5, 8, 9): takes messages from the durable intake queue
+ * into the tab's inbox, runs one turn at a time per tab under a Postgres lease, and takes
+ * over tabs whose worker died.
+ */
+export function createWorker(deps: WorkerDependencies): Worker {
+  const { store, bus, logger, workerId, leaseMs } = deps;
+  const ids = deps.ids ?? randomUUID;
+  const sweepMs = deps.sweepMs ?? Math.max(100, Math.floor(leaseMs / 4));
+  const sessions = new Map<string, TabSession>();
+  const claiming = new Set<string>();
+  const running = new Set<Promise<void>>();
+  const subscriptions: Subscription[] = [];
+  let sweeper: ReturnType<typeof setInterval> | undefined;
+  let stopping = false;
+
+  const registry = createToolRegistry(deps.tools ?? builtinTools());
+  const remote = createRemoteToolDirectory({
+    bus,
+    registry,
+    ...(deps.clock ? { now: () => deps.clock!.now() } : {}),
+  });
+  const turnDependencies = (excludeTools?: string[]): TurnDependencies => ({
+    store,
+    anthropic: deps.anthropic,
+    tools: registry,
+    newId: ids,
+    logger,
+    retry: deps.retry ?? defaultRetryPolicy,
+    defaults: { model: deps.model, maxSteps: deps.maxSteps, maxTokens: deps.maxTokens ?? 4096 },
+    ...(excludeTools ? { excludeTools } : {}),
+  });
+
+  /** Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel. */
+  async function holdTab(
+    tabId: string,
+    turnId: string,
+    body: (session: TabSession, signal: AbortSignal) => Promise<TurnOutcome | null>,
+    parentSignal?: AbortSignal,
+  ): Promise<TurnOutcome | null> {
+    const session = new TabSession(tabId, await store.readAll(tabId), store, bus, logger);
+    sessions.set(tabId, session);
+    const turnAbort = new AbortController();
+    const abortTurn = () => turnAbort.abort();
+    session.lifetime.signal.addEventListener('abort', abortTurn, { once: true });
+    parentSignal?.addEventListener('abort', abortTurn, { once: true });
+    if (parentSignal?.aborted) abortTurn();
+    const held: Subscription[] = [];
+    const renewer = setInterval(
+      () => {
+        store.renewLease(tabId, { owner: workerId, leaseMs }).then(
+          (renewed) => {
+            if (!renewed) session.markLost();
+          },
+          (error) => logger.warn('lease renewal failed; retrying', { tabId, error }),
+        );
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
+    try {
+      held.push(await bus.subscribe(cancelSubject(tabId), abortTurn));
+      held.push(await bus.serve(snapshotSubject(tabId), async () => session.snapshot()));
+      const outcome = await body(session, turnAbort.signal);
+      clearInterval(renewer);
+      const usage = outcome?.usage ?? emptyUsage();
+      const released = await store.releaseLease(tabId, { owner: workerId, usage });
+      if (!released) throw new LeaseLostError(tabId);
+      if (outcome) {
+        await session.publish({
+          event: 'turn-done',
+          data: { tabId, turnId, reason: outcome.reason, usage },
+        });
+      }
+      return outcome;
+    } catch (error) {
+      if (error instanceof LeaseLostError || session.lost) {
+        logger.warn('turn abandoned: another worker holds the tab', { tabId, turnId });
+        return null;
+      }
+      throw error;
+    } finally {
+      clearInterval(renewer);
+      parentSignal?.removeEventListener('abort', abortTurn);
+      sessions.delete(tabId);
+      await Promise.allSettled(held.map((subscription) => subscription.stop()));
+    }
+  }
+
+  /** The `task` tool's engine: a child tab, one turn through the same path, its final text. */
+  const runSubagent: SubagentRunner = async ({ parentTabId, prompt, title, signal }) => {
+    const parent = await store.getTab(parentTabId);
+    const tenantId = await store.tabTenant(parentTabId);
+    if (!tenantId) throw new NotFoundError(`Tab ${parentTabId} not found`);
+    const child = await store.createTab({
+      tenantId,
+      parentTabId,
+      title: title ?? prompt.slice(0, 80),
+      config: parent.config,
+    });
+    const turnId = ids();
+    const lease = await store.acquireLease(child.id, { owner: workerId, turnId, leaseMs });
+    if (!lease.acquired) throw new Error(`Could not take the new child tab ${child.id}`);
+    let log: Chunk[] = [];
+    const outcome = await holdTab(
+      child.id,
+      turnId,
+      async (session, turnSignal) => {
+        const result = await runTurn({
+          deps: turnDependencies(['task']),
+          session,
+          config: lease.tab.config,
+          turnId,
+          start: { kind: 'message', message: { chunkId: ids(), text: prompt } },
+          signal: turnSignal,
+        });
+        log = session.log;
+        return result;
+      },
+      signal,
+    );
+    const lastStep = Math.max(-1, ...log.filter((c) => c.role === 'assistant').map((c) => c.step));
+    const answer = log
+      .filter((c) => c.role === 'assistant' && c.type === 'text' && c.step === lastStep)
+      .map((c) => (c.type === 'text' ? c.data.text : ''))
+      .join('\n');
+    return { tabId: child.id, answer, reason: outcome?.reason ?? 'error' };
+  };
+  registry.add(createTaskTool(runSubagent) as ToolDefinition<unknown>);
+
+  /** After another worker died mid-turn: answer its open calls, say so, and go on if possible. */
+  async function takeOver(
+    session: TabSession,
+    signal: AbortSignal,
+    config: AcquireLeaseResult['tab']['config'],
+    turnId: string,
+    previousOwner: string,
+  ): Promise<TurnOutcome | null> {
+    const calls = unansweredToolCalls(session.log, turnId);
+    const bodies: ChunkToAppend[] = calls.map((call) => ({
+      id: ids(),
+      turnId,
+      step: call.step,
+      role: 'tool',
+      type: 'tool_result',
+      data: {
+        callId: call.type === 'tool_call' ? call.data.callId : '',
+        name: call.type === 'tool_call' ? call.data.name : '',
+        result: 'The worker running this tool stopped before it finished.',
+        isError: true,
+      },
+    }));
+    const resume = resumePoint([...session.log, ...bodies], turnId);
+    const continues = resume !== null;
+    bodies.push({
+      id: ids(),
+      turnId,
+      step: Math.max(0, ...session.log.filter((c) => c.turnId === turnId).map((c) => c.step)),
+      role: 'system',
+      type: 'system',
+      data: {
+        kind: 'takeover',
+        text:
+          `Worker ${previousOwner} stopped mid-turn; worker ${workerId} took the tab over` +
+          (calls.length > 0
+            ? ` and answered ${calls.length} unfinished tool call(s) with errors`
+            : '') +
+          (continues ? ', continuing the turn.' : '; the turn ends here.'),
+      },
+    });
+    await session.append(bodies);
+    if (!continues) return { reason: 'error', usage: emptyUsage() };
+    return runTurn({
+      deps: turnDependencies(),
+      session,
+      config,
+      turnId,
+      start: { kind: 'resume', step: resume },
+      signal,
+    });
+  }
+
+  async function runLeased(tabId: string, lease: AcquireLeaseResult, turnId: string) {
+    const takenOver = lease.takenOver;
+    const activeTurnId = takenOver?.turnId ?? turnId;
+    try {
+      await holdTab(tabId, activeTurnId, async (session, signal) => {
+        if (takenOver && session.log.some((chunk) => chunk.turnId === takenOver.turnId)) {
+          logger.info('taking over a turn', { tabId, turnId: activeTurnId, from: takenOver.owner });
+          return takeOver(session, signal, lease.tab.config, activeTurnId, takenOver.owner);
+        }
+        const [opener] = await store.inboxList(tabId);
+        if (!opener) return null;
+        return runTurn({
+          deps: turnDependencies(),
+          session,
+          config: lease.tab.config,
+          turnId: activeTurnId,
+          start: { kind: 'message', message: opener },
+          signal,
+        });
+      });
+    } catch (error) {
+      logger.error('tab run failed', { tabId, error });
+    }
+    // A message that arrived as the turn ended found the tab still held: look again.
+    if (stopping) return;
+    try {
+      const waiting = await store.inboxList(tabId);
+      if (waiting.length > 0) await claim(tabId);
+    } catch (error) {
+      logger.warn('inbox check failed; the sweep will retry', { tabId, error });
+    }
+  }
+
+  /** Tries to take a tab's lease and run it; when another worker holds it, nudges that one. */
+  async function claim(tabId: string): Promise<void> {
+    if (stopping || sessions.has(tabId) || claiming.has(tabId)) return;
+    claiming.add(tabId);
+    try {
+      const tab = await store.getTab(tabId);
+      // Passing the running turn's id lets a takeover keep it as the tab's active turn.
+      const turnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : ids();
+      const lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+      if (!lease.acquired) {
+        await bus.publish(inboxSubject(tabId), { tabId });
+        return;
+      }
+      const run = runLeased(tabId, lease, turnId);
+      running.add(run);
+      void run.finally(() => running.delete(run));
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) logger.warn('claim failed', { tabId, error });
+    } finally {
+      claiming.delete(tabId);
+    }
+  }
+
+  async function intake(item: WorkItem): Promise<void> {
+    const parsed = MessageCommandSchema.safeParse(item.data);
+    if (!parsed.success) {
+      logger.error('malformed intake message dropped', { error: parsed.error.message });
+      await item.ack();
+      return;
+    }
+    const { tabId, chunkId, text, mode } = parsed.data;
+    try {
+      // Idempotent by chunkId: a redelivered message finds itself stored and changes nothing.
+      await store.inboxPut({ tabId, chunkId, text, mode });
+    } catch (error) {
+      if (error instanceof NotFoundError || item.deliveryCount >= 10) {
+        logger.warn('intake message dropped', { tabId, chunkId, error });
+        await item.ack();
+        return;
+      }
+      await item.nak(1000);
+      return;
+    }
+    // Acked only once durable in Postgres: from here the inbox (and the sweep) own it.
+    await item.ack();
+    await claim(tabId);
+  }
+
+  async function sweep(): Promise<void> {
+    try {
+      for (const tabId of await store.tabsNeedingWork(50)) await claim(tabId);
+    } catch (error) {
+      logger.warn('sweep failed', { error });
+    }
+  }
+
+  return {
+    async start() {
+      stopping = false;
+      if (deps.remoteTools ?? true) await remote.start();
+      subscriptions.push(await bus.consume(INTAKE_QUEUE, intake));
+      sweeper = setInterval(() => void sweep(), sweepMs);
+      void sweep();
+      logger.info('worker started', { workerId, leaseMs, tools: registry.names() });
+    },
+    async stop() {
+      stopping = true;
+      if (sweeper) clearInterval(sweeper);
+      await Promise.allSettled(subscriptions.splice(0).map((subscription) => subscription.stop()));
+      await remote.stop();
+      const deadline = new Promise((resolve) => {
+        const timer = setTimeout(resolve, deps.stopTimeoutMs ?? 10_000);
+        timer.unref?.();
+      });
+      await Promise.race([Promise.allSettled([...running]), deadline]);
+      // Turns still running are left to a takeover once their leases lapse.
+      for (const session of sessions.values()) session.markLost('worker stopping');
+      await Promise.allSettled([...running]);
+      logger.info('worker stopped', { workerId });
+    },
+    runningTabs: () => [...sessions.keys()],
+  };
+}
