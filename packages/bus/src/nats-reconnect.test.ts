@@ -1,0 +1,160 @@
+/**
+ * Reconnect behaviour against a private nats-server child process (never the machine's shared
+ * server, which other suites use): it is killed and restarted on the same port and store
+ * directory while a bus is connected.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bus } from './bus';
+import { sleep, waitUntil } from './bus-contract';
+import type { BusLogger } from './bus-logger';
+import { createNatsBus } from './create-nats-bus';
+
+const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+const serverAvailable = existsSync(NATS_SERVER);
+if (!serverAvailable) {
+  console.warn(`!!! SKIPPED: the NATS reconnect suite (no nats-server binary at ${NATS_SERVER})`);
+}
+
+const quietLogger: BusLogger = { info() {}, warn() {}, error() {} };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A nats-server child process with JetStream on a fixed port and store directory. */
+class PrivateNatsServer {
+  private child: ChildProcess | undefined;
+  constructor(
+    readonly port: number,
+    private readonly storeDirectory: string,
+  ) {}
+
+  async start(): Promise<void> {
+    this.child = spawn(
+      NATS_SERVER,
+      ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDirectory],
+      { stdio: 'ignore' },
+    );
+    const deadline = Date.now() + 10_000;
+    while (!(await accepts(this.port))) {
+      if (Date.now() > deadline) throw new Error('the private nats-server did not start');
+      await sleep(50);
+    }
+  }
+
+  /** SIGKILL: a crash, not a graceful shutdown. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (child === undefined || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    this.child = undefined;
+  }
+}
+
+async function waitForReady(bus: Bus, expected: boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await bus.ready()) !== expected) {
+    if (Date.now() > deadline) throw new Error(`ready() did not become ${expected}`);
+    await sleep(50);
+  }
+}
+
+describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
+  let server: PrivateNatsServer;
+  let storeDirectory: string;
+  let bus: Bus;
+
+  beforeAll(async () => {
+    storeDirectory = await mkdtemp(join(tmpdir(), 'chunklog-nats-'));
+    server = new PrivateNatsServer(await freePort(), storeDirectory);
+    await server.start();
+    bus = await createNatsBus({
+      servers: `nats://127.0.0.1:${server.port}`,
+      name: 'chunklog-reconnect-test',
+      reconnectWaitMs: 200,
+      logger: quietLogger,
+    });
+  });
+
+  afterAll(async () => {
+    await bus?.close();
+    await server?.kill();
+    if (storeDirectory) await rm(storeDirectory, { recursive: true, force: true });
+  });
+
+  it('resumes a subscription and a consumer, and keeps a queued item, after a crash', async () => {
+    const events: unknown[] = [];
+    await bus.subscribe('chunklog.tab.*.evt.chunk-seal', (payload) => events.push(payload));
+    const processed: unknown[] = [];
+    await bus.consume('intake', async (item) => {
+      processed.push(item.data);
+      await item.ack();
+    });
+
+    await bus.publish('chunklog.tab.a.evt.chunk-seal', 'before');
+    await bus.enqueue('intake', 'job before', { msgId: 'before' });
+    // Nobody consumes 'parked' yet: this item only lives in the server's file store.
+    await bus.enqueue('parked', 'waiting through the crash', { msgId: 'parked-1' });
+    await waitUntil(
+      () => events.length === 1 && processed.length === 1,
+      'the event and the job arrive',
+    );
+
+    await server.kill();
+    await waitForReady(bus, false, 5_000);
+
+    await server.start();
+    const restartedAt = Date.now();
+    await waitForReady(bus, true, 10_000);
+    const reconnectMs = Date.now() - restartedAt;
+
+    await bus.publish('chunklog.tab.a.evt.chunk-seal', 'after');
+    await waitUntil(() => events.length === 2, 'the subscription resumes', 5_000);
+    expect(events).toEqual(['before', 'after']);
+
+    await bus.enqueue('intake', 'job after', { msgId: 'after' });
+    await waitUntil(() => processed.length === 2, 'the consumer resumes', 15_000);
+    expect(processed).toEqual(['job before', 'job after']);
+    console.info(
+      `reconnected ${reconnectMs} ms after the restart; consumer resumed after ${Date.now() - restartedAt} ms`,
+    );
+
+    const parked: unknown[] = [];
+    await bus.consume('parked', async (item) => {
+      parked.push(item.data);
+      await item.ack();
+    });
+    await waitUntil(() => parked.length === 1, 'the queued item survives', 10_000);
+    expect(parked).toEqual(['waiting through the crash']);
+  });
+});
