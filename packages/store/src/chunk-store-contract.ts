@@ -1,0 +1,672 @@
+/**
+ * The contract suite of the ChunkStore port, run against every adapter (Postgres, PGlite) so
+ * they cannot drift apart. Each test makes its own tenant and tabs, so one migrated store per
+ * adapter serves the whole suite.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  ConflictError,
+  InvalidInputError,
+  type NewChunk,
+  NotFoundError,
+  type Tab,
+} from '@chunklog/chunk-core';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChunkStore } from './chunk-store';
+
+export interface ContractOptions {
+  /** Opens a fresh, empty store; dispose() closes it and drops whatever backs it. */
+  open(): Promise<{ store: ChunkStore; dispose(): Promise<void> }>;
+  /** Appends per appender and tab count of the many-tabs test (PGlite runs a lighter load). */
+  scale: { appendsPerWriter: number; tabs: number; propertyRuns: number };
+}
+
+const zeroUsage = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
+};
+
+function textChunk(tabId: string, text = 'hello', turnId: string = randomUUID()): NewChunk {
+  return { id: randomUUID(), tabId, turnId, step: 0, role: 'user', type: 'text', data: { text } };
+}
+
+function expectGapFree(seqs: number[]): void {
+  const sorted = [...seqs].sort((left, right) => left - right);
+  expect(sorted).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+export function describeChunkStoreContract(adapter: string, options: ContractOptions): void {
+  describe(`ChunkStore contract on ${adapter}`, () => {
+    let store: ChunkStore;
+    let dispose: () => Promise<void>;
+
+    beforeAll(async () => {
+      ({ store, dispose } = await options.open());
+      await store.migrate();
+    });
+    afterAll(async () => {
+      await dispose?.();
+    });
+
+    async function newTenant(): Promise<string> {
+      return (await store.createTenant({ name: `tenant-${randomUUID()}` })).id;
+    }
+
+    async function newTab(tenantId?: string): Promise<Tab> {
+      return store.createTab({ tenantId: tenantId ?? (await newTenant()), title: 'a tab' });
+    }
+
+    describe('migrate', () => {
+      it('is a no-op when run again', async () => {
+        await store.migrate();
+        const tab = await newTab();
+        expect(tab.lastSeq).toBe(0);
+      });
+    });
+
+    describe('tabs', () => {
+      it('creates a tab and reads it back with defaults', async () => {
+        const tenantId = await newTenant();
+        const created = await store.createTab({
+          tenantId,
+          title: 'first',
+          config: { model: 'claude-x', maxSteps: 3 },
+        });
+        expect(created).toMatchObject({
+          title: 'first',
+          config: { model: 'claude-x', maxSteps: 3 },
+          status: 'idle',
+          activeTurnId: null,
+          parentTabId: null,
+          lastSeq: 0,
+          usage: zeroUsage,
+        });
+        expect(await store.getTab(created.id, { tenantId })).toEqual(created);
+        expect(await store.tabTenant(created.id)).toBe(tenantId);
+      });
+
+      it('hides a tab from another tenant as not found', async () => {
+        const tab = await newTab();
+        const other = await newTenant();
+        expect(await rejection(store.getTab(tab.id, { tenantId: other }))).toBeInstanceOf(
+          NotFoundError,
+        );
+        expect(await rejection(store.deleteTab(tab.id, { tenantId: other }))).toBeInstanceOf(
+          NotFoundError,
+        );
+        expect((await store.listTabs(other, { limit: 10 })).tabs).toEqual([]);
+        expect((await store.getTab(tab.id)).id).toBe(tab.id);
+      });
+
+      it('refuses a parent tab of another tenant and accepts one of the same tenant', async () => {
+        const tenantId = await newTenant();
+        const parent = await newTab(tenantId);
+        const child = await store.createTab({ tenantId, parentTabId: parent.id });
+        expect(child.parentTabId).toBe(parent.id);
+        expect(
+          await rejection(store.createTab({ tenantId: await newTenant(), parentTabId: parent.id })),
+        ).toBeInstanceOf(NotFoundError);
+      });
+
+      it('refuses an unknown tenant and a bad config without writing', async () => {
+        expect(
+          await rejection(store.createTab({ tenantId: `nobody-${randomUUID()}` })),
+        ).toBeInstanceOf(NotFoundError);
+        const tenantId = await newTenant();
+        expect(
+          await rejection(
+            store.createTab({
+              tenantId,
+              config: { maxSteps: 0 } as unknown as { maxSteps: number },
+            }),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+        expect((await store.listTabs(tenantId, { limit: 10 })).tabs).toEqual([]);
+      });
+
+      it('lists a tenant’s tabs newest first through an opaque cursor', async () => {
+        const tenantId = await newTenant();
+        const created: string[] = [];
+        for (let index = 0; index < 5; index += 1) created.push((await newTab(tenantId)).id);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await store.listTabs(tenantId, { limit: 2, cursor });
+          seen.push(...page.tabs.map((tab) => tab.id));
+          cursor = page.nextCursor ?? undefined;
+          pages += 1;
+        } while (cursor !== undefined);
+        expect(seen).toEqual([...created].reverse());
+        expect(pages).toBe(3);
+        expect(
+          await rejection(store.listTabs(tenantId, { limit: 2, cursor: 'garbage' })),
+        ).toBeInstanceOf(InvalidInputError);
+        expect(await rejection(store.listTabs(tenantId, { limit: 0 }))).toBeInstanceOf(
+          InvalidInputError,
+        );
+      });
+
+      it('deletes a tab with its chunks and inbox', async () => {
+        const tab = await newTab();
+        await store.append(tab.id, [textChunk(tab.id)]);
+        await store.inboxPut({ tabId: tab.id, chunkId: randomUUID(), text: 'x', mode: 'enqueue' });
+        await store.deleteTab(tab.id);
+        expect(await rejection(store.getTab(tab.id))).toBeInstanceOf(NotFoundError);
+        expect(await rejection(store.page(tab.id, { limit: 10 }))).toBeInstanceOf(NotFoundError);
+        expect(await store.tabTenant(tab.id)).toBeNull();
+        expect(await rejection(store.deleteTab(tab.id))).toBeInstanceOf(NotFoundError);
+      });
+
+      it('answers not found for malformed and unknown tab ids', async () => {
+        for (const tabId of ['not-a-uuid', randomUUID()]) {
+          expect(await rejection(store.getTab(tabId))).toBeInstanceOf(NotFoundError);
+          expect(await rejection(store.append(tabId, [textChunk(tabId)]))).toBeInstanceOf(
+            NotFoundError,
+          );
+          expect(await rejection(store.clearTab(tabId))).toBeInstanceOf(NotFoundError);
+          expect(await rejection(store.readAll(tabId))).toBeInstanceOf(NotFoundError);
+          expect(await store.tabTenant(tabId)).toBeNull();
+        }
+      });
+    });
+
+    describe('append', () => {
+      it('gives contiguous seqs from 1 to the chunks of one append, in order', async () => {
+        const tab = await newTab();
+        const chunks = [textChunk(tab.id, 'a'), textChunk(tab.id, 'b'), textChunk(tab.id, 'c')];
+        const stored = await store.append(tab.id, chunks);
+        expect(stored.map((chunk) => [chunk.id, chunk.seq])).toEqual(
+          chunks.map((chunk, index) => [chunk.id, index + 1]),
+        );
+        expect(stored[0]).toMatchObject({ tabId: tab.id, role: 'user', data: { text: 'a' } });
+        expect(Math.abs(stored[0]!.createdAt - Date.now())).toBeLessThan(60_000);
+        const next = await store.append(tab.id, [textChunk(tab.id, 'd')]);
+        expect(next[0]!.seq).toBe(4);
+        expect((await store.getTab(tab.id)).lastSeq).toBe(4);
+        expect(await store.readAll(tab.id)).toEqual([...stored, ...next]);
+      });
+
+      it('keeps 32 concurrent appenders on one tab gap-free and error-free', async () => {
+        const tab = await newTab();
+        const perWriter = 10;
+        const results = await Promise.all(
+          Array.from({ length: 32 }, async () => {
+            const seqs: number[] = [];
+            for (let index = 0; index < perWriter; index += 1) {
+              const [chunk] = await store.append(tab.id, [textChunk(tab.id)]);
+              seqs.push(chunk!.seq);
+            }
+            return seqs;
+          }),
+        );
+        // Each writer waits for its own appends, so its seqs must rise.
+        for (const seqs of results) {
+          expect(seqs).toEqual([...seqs].sort((left, right) => left - right));
+        }
+        const all = await store.readAll(tab.id);
+        expect(all).toHaveLength(32 * perWriter);
+        expectGapFree(all.map((chunk) => chunk.seq));
+        expect(all.map((chunk) => chunk.seq)).toEqual(results.flat().sort((a, b) => a - b));
+        expect(new Set(all.map((chunk) => chunk.id)).size).toBe(all.length);
+        const page = await store.page(tab.id, { limit: 1 });
+        expect(page.total).toBe(32 * perWriter);
+      });
+
+      it('keeps 32 concurrent appenders over many tabs gap-free per tab', async () => {
+        const tenantId = await newTenant();
+        const tabs: Tab[] = [];
+        // Created in waves so a small pool is not flooded with a thousand waiting queries.
+        for (let wave = 0; wave < options.scale.tabs; wave += 100) {
+          const count = Math.min(100, options.scale.tabs - wave);
+          tabs.push(...(await Promise.all(Array.from({ length: count }, () => newTab(tenantId)))));
+        }
+        const expectedCounts = new Map<string, number>();
+        await Promise.all(
+          Array.from({ length: 32 }, async (_, writer) => {
+            for (let index = 0; index < options.scale.appendsPerWriter; index += 1) {
+              // A spread that still lands several writers on the same tabs at once.
+              const tab = tabs[(writer * 7919 + index * 104_729) % tabs.length]!;
+              expectedCounts.set(tab.id, (expectedCounts.get(tab.id) ?? 0) + 1);
+              await store.append(tab.id, [textChunk(tab.id)]);
+            }
+          }),
+        );
+        for (let wave = 0; wave < tabs.length; wave += 50) {
+          await Promise.all(
+            tabs.slice(wave, wave + 50).map(async (tab) => {
+              const all = await store.readAll(tab.id);
+              expect(all).toHaveLength(expectedCounts.get(tab.id) ?? 0);
+              expectGapFree(all.map((chunk) => chunk.seq));
+            }),
+          );
+        }
+      });
+
+      it('allocates gap-free contiguous seqs for any mix of concurrent batch sizes', async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 4 }), {
+              minLength: 2,
+              maxLength: 8,
+            }),
+            async (writers) => {
+              const tab = await newTab();
+              const batches = await Promise.all(
+                writers.map(async (sizes) => {
+                  const stored = [];
+                  for (const size of sizes) {
+                    const chunks = Array.from({ length: size }, () => textChunk(tab.id));
+                    const result = await store.append(tab.id, chunks);
+                    expect(result.map((chunk) => chunk.id)).toEqual(
+                      chunks.map((chunk) => chunk.id),
+                    );
+                    stored.push(result.map((chunk) => chunk.seq));
+                  }
+                  return stored;
+                }),
+              );
+              for (const seqs of batches.flat()) {
+                expect(seqs).toEqual(seqs.map((_, index) => seqs[0]! + index));
+              }
+              const all = await store.readAll(tab.id);
+              const total = writers.flat().reduce((sum, size) => sum + size, 0);
+              expect(all).toHaveLength(total);
+              expectGapFree(all.map((chunk) => chunk.seq));
+              expect((await store.getTab(tab.id)).lastSeq).toBe(total);
+            },
+          ),
+          { numRuns: options.scale.propertyRuns },
+        );
+      });
+
+      it('refuses a stale expected seq and writes nothing (fencing)', async () => {
+        const tab = await newTab();
+        await store.append(tab.id, [textChunk(tab.id), textChunk(tab.id)], { expectedSeq: 1 });
+        const stale = textChunk(tab.id);
+        for (const expectedSeq of [1, 2, 4]) {
+          expect(
+            await rejection(store.append(tab.id, [stale, textChunk(tab.id)], { expectedSeq })),
+          ).toBeInstanceOf(ConflictError);
+        }
+        expect((await store.readAll(tab.id)).map((chunk) => chunk.seq)).toEqual([1, 2]);
+        expect((await store.getTab(tab.id)).lastSeq).toBe(2);
+        const [fresh] = await store.append(tab.id, [stale], { expectedSeq: 3 });
+        expect(fresh!.seq).toBe(3);
+      });
+
+      it('stores a chunk id once and returns the same seq to every caller', async () => {
+        const tab = await newTab();
+        const chunk = textChunk(tab.id, 'once');
+        const [first] = await store.append(tab.id, [chunk]);
+        const [again] = await store.append(tab.id, [chunk]);
+        expect(again).toEqual(first);
+
+        const racing = textChunk(tab.id, 'racing');
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () => store.append(tab.id, [racing])),
+        );
+        const seqs = new Set(results.map((result) => result[0]!.seq));
+        expect(seqs.size).toBe(1);
+        expect([...seqs][0]).toBe(2);
+
+        // A replayed batch that adds one new chunk allocates only for the new one.
+        const extra = textChunk(tab.id, 'extra');
+        const mixed = await store.append(tab.id, [chunk, extra, racing]);
+        expect(mixed.map((stored) => stored.seq)).toEqual([1, 3, 2]);
+        // A full replay writes nothing, so a stale expected seq does not fence it.
+        const replay = await store.append(tab.id, [chunk], { expectedSeq: 1 });
+        expect(replay[0]!.seq).toBe(1);
+        const all = await store.readAll(tab.id);
+        expect(all.map((stored) => stored.id)).toEqual([chunk.id, racing.id, extra.id]);
+        expect((await store.page(tab.id, { limit: 10 })).total).toBe(3);
+      });
+
+      it('refuses a chunk id already stored in another tab', async () => {
+        const tab = await newTab();
+        const other = await newTab();
+        const chunk = textChunk(tab.id);
+        await store.append(tab.id, [chunk]);
+        expect(
+          await rejection(store.append(other.id, [{ ...chunk, tabId: other.id }])),
+        ).toBeInstanceOf(ConflictError);
+        expect((await store.getTab(other.id)).lastSeq).toBe(0);
+      });
+
+      it('continues seq above the old tail after a clear', async () => {
+        const tab = await newTab();
+        await store.append(
+          tab.id,
+          Array.from({ length: 5 }, () => textChunk(tab.id)),
+        );
+        await store.clearTab(tab.id);
+        const cleared = await store.page(tab.id, { limit: 10 });
+        expect(cleared).toEqual({ chunks: [], total: 0, hasMore: false });
+        expect((await store.getTab(tab.id)).lastSeq).toBe(5);
+        const [next] = await store.append(tab.id, [textChunk(tab.id)]);
+        expect(next!.seq).toBe(6);
+        expect((await store.readAll(tab.id)).map((chunk) => chunk.seq)).toEqual([6]);
+        expect((await store.page(tab.id, { limit: 10 })).total).toBe(1);
+      });
+
+      it('refuses bad input with a typed error and writes nothing', async () => {
+        const tab = await newTab();
+        const base = textChunk(tab.id);
+        const bad: Array<[string, unknown[], unknown?]> = [
+          ['oversized data', [{ ...base, data: { text: 'x'.repeat(1024 * 1024 + 1) } }]],
+          ['negative step', [{ ...base, step: -1 }]],
+          ['step as a string', [{ ...base, step: '1' }]],
+          ['role that does not fit the type', [{ ...base, type: 'tool_call', role: 'user' }]],
+          ['data of the wrong shape', [{ ...base, data: { text: 42 } }]],
+          ['unknown type', [{ ...base, type: 'picture' }]],
+          ['id that is not a uuid', [{ ...base, id: 'chunk-1' }]],
+          ['chunk of another tab', [{ ...base, tabId: randomUUID() }]],
+          ['same id twice', [base, base]],
+          ['no chunks', []],
+          ['NUL in text', [{ ...base, data: { text: 'a\u0000b' } }]],
+          ['expected seq of zero', [base], { expectedSeq: 0 }],
+          ['expected seq as a string', [base], { expectedSeq: '1' }],
+          // A valid chunk next to an invalid one: the whole append is refused.
+          ['one bad chunk in a batch', [textChunk(tab.id), { ...base, role: 'robot' }]],
+        ];
+        for (const [label, chunks, appendOptions] of bad) {
+          const error = await rejection(
+            store.append(tab.id, chunks as NewChunk[], appendOptions as { expectedSeq?: number }),
+          );
+          expect(error, label).toBeInstanceOf(InvalidInputError);
+        }
+        const unknownTab = randomUUID();
+        expect(await rejection(store.append(unknownTab, [textChunk(unknownTab)]))).toBeInstanceOf(
+          NotFoundError,
+        );
+        expect(await store.readAll(tab.id)).toEqual([]);
+        expect((await store.getTab(tab.id)).lastSeq).toBe(0);
+        expect((await store.append(tab.id, [base]))[0]!.seq).toBe(1);
+      });
+    });
+
+    describe('page', () => {
+      it('pages backwards from the tail and forwards from a seq, in ascending order', async () => {
+        const tab = await newTab();
+        await store.append(
+          tab.id,
+          Array.from({ length: 10 }, (_, index) => textChunk(tab.id, `chunk ${index + 1}`)),
+        );
+        const seqsOf = (page: { chunks: Array<{ seq: number }> }) =>
+          page.chunks.map((chunk) => chunk.seq);
+
+        const tail = await store.page(tab.id, { limit: 3 });
+        expect([seqsOf(tail), tail.hasMore, tail.total]).toEqual([[8, 9, 10], true, 10]);
+        expect(tail.chunks[0]!.data).toEqual({ text: 'chunk 8' });
+        const older = await store.page(tab.id, { limit: 3, before: 8 });
+        expect([seqsOf(older), older.hasMore]).toEqual([[5, 6, 7], true]);
+        const oldest = await store.page(tab.id, { limit: 3, before: 4 });
+        expect([seqsOf(oldest), oldest.hasMore]).toEqual([[1, 2, 3], false]);
+        const forwards = await store.page(tab.id, { limit: 3, after: 0 });
+        expect([seqsOf(forwards), forwards.hasMore]).toEqual([[1, 2, 3], true]);
+        const end = await store.page(tab.id, { limit: 5, after: 7 });
+        expect([seqsOf(end), end.hasMore]).toEqual([[8, 9, 10], false]);
+        const beyond = await store.page(tab.id, { limit: 5, after: 10 });
+        expect([seqsOf(beyond), beyond.hasMore, beyond.total]).toEqual([[], false, 10]);
+        const whole = await store.page(tab.id, { limit: 500 });
+        expect(seqsOf(whole)).toEqual(Array.from({ length: 10 }, (_, index) => index + 1));
+      });
+
+      it('refuses bad paging options', async () => {
+        const tab = await newTab();
+        for (const bad of [
+          { limit: 0 },
+          { limit: 501 },
+          { limit: 1.5 },
+          { limit: 10, before: 0 },
+          { limit: 10, after: -1 },
+          { limit: 10, before: 5, after: 1 },
+        ]) {
+          expect(await rejection(store.page(tab.id, bad)), JSON.stringify(bad)).toBeInstanceOf(
+            InvalidInputError,
+          );
+        }
+        expect(await rejection(store.page(randomUUID(), { limit: 5 }))).toBeInstanceOf(
+          NotFoundError,
+        );
+      });
+    });
+
+    describe('leases', () => {
+      it('acquires, renews and releases a turn lease, adding usage', async () => {
+        const tab = await newTab();
+        const turnId = randomUUID();
+        const acquired = await store.acquireLease(tab.id, {
+          owner: 'worker-a',
+          turnId,
+          leaseMs: 30_000,
+        });
+        expect(acquired.acquired).toBe(true);
+        expect(acquired.takenOver).toBeUndefined();
+        expect(acquired.tab).toMatchObject({ status: 'running', activeTurnId: turnId });
+        const lease = await store.getLease(tab.id);
+        expect(lease).toMatchObject({ tabId: tab.id, turnId, owner: 'worker-a' });
+        expect(Math.abs(lease!.expiresAt - (Date.now() + 30_000))).toBeLessThan(20_000);
+
+        const refused = await store.acquireLease(tab.id, {
+          owner: 'worker-b',
+          turnId: randomUUID(),
+          leaseMs: 30_000,
+        });
+        expect(refused.acquired).toBe(false);
+        expect(refused.tab.activeTurnId).toBe(turnId);
+        // The same owner asking again for the same turn (a redelivered command) keeps it.
+        expect(
+          (await store.acquireLease(tab.id, { owner: 'worker-a', turnId, leaseMs: 30_000 }))
+            .acquired,
+        ).toBe(true);
+
+        expect(await store.renewLease(tab.id, { owner: 'worker-b', leaseMs: 60_000 })).toBe(false);
+        expect(await store.renewLease(tab.id, { owner: 'worker-a', leaseMs: 60_000 })).toBe(true);
+        expect((await store.getLease(tab.id))!.expiresAt).toBeGreaterThan(lease!.expiresAt);
+
+        const usage = {
+          inputTokens: 10,
+          outputTokens: 20,
+          cacheReadInputTokens: 30,
+          cacheCreationInputTokens: 40,
+        };
+        expect(await store.releaseLease(tab.id, { owner: 'worker-b', usage })).toBe(false);
+        expect(await store.releaseLease(tab.id, { owner: 'worker-a', usage })).toBe(true);
+        expect(await store.releaseLease(tab.id, { owner: 'worker-a', usage })).toBe(false);
+        const idle = await store.getTab(tab.id);
+        expect(idle).toMatchObject({ status: 'idle', activeTurnId: null, usage });
+        expect(await store.getLease(tab.id)).toBeNull();
+        await store.acquireLease(tab.id, {
+          owner: 'worker-b',
+          turnId: randomUUID(),
+          leaseMs: 1000,
+        });
+        await store.releaseLease(tab.id, { owner: 'worker-b', usage });
+        expect((await store.getTab(tab.id)).usage.cacheCreationInputTokens).toBe(80);
+      });
+
+      it('lets another worker take over an expired lease and reports the old turn', async () => {
+        const tab = await newTab();
+        const turnId = randomUUID();
+        await store.acquireLease(tab.id, { owner: 'worker-a', turnId, leaseMs: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(await store.tabsNeedingWork(1000)).toContain(tab.id);
+        const nextTurn = randomUUID();
+        const taken = await store.acquireLease(tab.id, {
+          owner: 'worker-b',
+          turnId: nextTurn,
+          leaseMs: 30_000,
+        });
+        expect(taken.acquired).toBe(true);
+        expect(taken.takenOver).toEqual({ turnId, owner: 'worker-a' });
+        expect(taken.tab.activeTurnId).toBe(nextTurn);
+        expect(await store.renewLease(tab.id, { owner: 'worker-a', leaseMs: 30_000 })).toBe(false);
+        expect(await store.releaseLease(tab.id, { owner: 'worker-a', usage: zeroUsage })).toBe(
+          false,
+        );
+        expect(await store.tabsNeedingWork(1000)).not.toContain(tab.id);
+      });
+
+      it('refuses bad lease input and unknown tabs', async () => {
+        const tab = await newTab();
+        expect(
+          await rejection(
+            store.acquireLease(tab.id, { owner: '', turnId: randomUUID(), leaseMs: 1000 }),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+        expect(
+          await rejection(
+            store.acquireLease(tab.id, { owner: 'w', turnId: 'turn', leaseMs: 1000 }),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+        expect(
+          await rejection(
+            store.acquireLease(randomUUID(), { owner: 'w', turnId: randomUUID(), leaseMs: 1000 }),
+          ),
+        ).toBeInstanceOf(NotFoundError);
+        expect((await store.getTab(tab.id)).status).toBe('idle');
+      });
+    });
+
+    describe('inbox', () => {
+      it('keeps accepted messages in order, once per chunk id, until removed', async () => {
+        const tab = await newTab();
+        const first = randomUUID();
+        const second = randomUUID();
+        expect(
+          await store.inboxPut({ tabId: tab.id, chunkId: first, text: 'one', mode: 'interrupt' }),
+        ).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 3));
+        expect(
+          await store.inboxPut({ tabId: tab.id, chunkId: second, text: 'two', mode: 'enqueue' }),
+        ).toBe(true);
+        expect(
+          await store.inboxPut({
+            tabId: tab.id,
+            chunkId: first,
+            text: 'one again',
+            mode: 'enqueue',
+          }),
+        ).toBe(false);
+        const listed = await store.inboxList(tab.id);
+        expect(listed.map((message) => [message.chunkId, message.text, message.mode])).toEqual([
+          [first, 'one', 'interrupt'],
+          [second, 'two', 'enqueue'],
+        ]);
+        expect(listed[0]!.createdAt).toBeLessThanOrEqual(listed[1]!.createdAt);
+        expect(await store.tabsNeedingWork(1000)).toContain(tab.id);
+
+        await store.inboxRemove(tab.id, [first]);
+        expect((await store.inboxList(tab.id)).map((message) => message.chunkId)).toEqual([second]);
+        await store.inboxRemove(tab.id, [second]);
+        expect(await store.inboxList(tab.id)).toEqual([]);
+        expect(await store.tabsNeedingWork(1000)).not.toContain(tab.id);
+      });
+
+      it('orders messages put one after another by arrival', async () => {
+        const tab = await newTab();
+        const ids: string[] = [];
+        for (let index = 0; index < 4; index += 1) {
+          const chunkId = randomUUID();
+          ids.push(chunkId);
+          await store.inboxPut({ tabId: tab.id, chunkId, text: `m${index}`, mode: 'enqueue' });
+          // now() is the statement's transaction time: keep arrivals a few ms apart.
+          await new Promise((resolve) => setTimeout(resolve, 3));
+        }
+        expect((await store.inboxList(tab.id)).map((message) => message.chunkId)).toEqual(ids);
+      });
+
+      it('refuses a chunk id that is already in the log', async () => {
+        const tab = await newTab();
+        const chunk = textChunk(tab.id);
+        await store.append(tab.id, [chunk]);
+        expect(
+          await store.inboxPut({ tabId: tab.id, chunkId: chunk.id, text: 'x', mode: 'interrupt' }),
+        ).toBe(false);
+        expect(await store.inboxList(tab.id)).toEqual([]);
+      });
+
+      it('does not list a running tab with waiting messages as needing work', async () => {
+        const tab = await newTab();
+        await store.acquireLease(tab.id, { owner: 'w', turnId: randomUUID(), leaseMs: 30_000 });
+        await store.inboxPut({ tabId: tab.id, chunkId: randomUUID(), text: 'x', mode: 'enqueue' });
+        expect(await store.tabsNeedingWork(1000)).not.toContain(tab.id);
+      });
+
+      it('refuses bad messages and unknown tabs', async () => {
+        const tab = await newTab();
+        expect(
+          await rejection(
+            store.inboxPut({
+              tabId: tab.id,
+              chunkId: randomUUID(),
+              text: 'x',
+              mode: 'shout' as 'enqueue',
+            }),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+        expect(
+          await rejection(
+            store.inboxPut({ tabId: tab.id, chunkId: 'nope', text: 'x', mode: 'enqueue' }),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+        expect(
+          await rejection(
+            store.inboxPut({
+              tabId: randomUUID(),
+              chunkId: randomUUID(),
+              text: 'x',
+              mode: 'enqueue',
+            }),
+          ),
+        ).toBeInstanceOf(NotFoundError);
+        expect(await store.inboxList(tab.id)).toEqual([]);
+      });
+    });
+
+    describe('tenants and api keys', () => {
+      it('authenticates a stored key to its tenant and nothing else', async () => {
+        const tenant = await store.createTenant({ name: `acme-${randomUUID()}` });
+        const key = `key-${randomUUID()}`;
+        await store.addApiKey(tenant.id, key);
+        await store.addApiKey(tenant.id, key);
+        expect(await store.authenticate(key)).toBe(tenant.id);
+        expect(await store.authenticate(`${key}x`)).toBeNull();
+        expect(await store.authenticate('')).toBeNull();
+        const other = await store.createTenant({ name: `other-${randomUUID()}` });
+        expect(await rejection(store.addApiKey(other.id, key))).toBeInstanceOf(ConflictError);
+        expect(await rejection(store.addApiKey(`nobody-${randomUUID()}`, 'k'))).toBeInstanceOf(
+          NotFoundError,
+        );
+        expect(await store.authenticate(key)).toBe(tenant.id);
+      });
+
+      it('creates tenants idempotently, with a chosen id or a generated one', async () => {
+        const name = `named-${randomUUID()}`;
+        const id = `tenant-${randomUUID()}`;
+        const created = await store.createTenant({ name, id });
+        expect(created).toEqual({ id, name });
+        expect(await store.createTenant({ name, id })).toEqual(created);
+        expect(await store.createTenant({ name })).toEqual(created);
+        expect(
+          await rejection(store.createTenant({ name, id: `x-${randomUUID()}` })),
+        ).toBeInstanceOf(ConflictError);
+        const generated = await store.createTenant({ name: `gen-${randomUUID()}` });
+        expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
+      });
+    });
+  });
+}

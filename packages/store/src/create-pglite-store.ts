@@ -1,0 +1,43 @@
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { migrate } from 'drizzle-orm/pglite/migrator';
+import { z } from 'zod';
+import type { ChunkStore } from './chunk-store';
+import { createSqlChunkStore } from './create-sql-chunk-store';
+import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
+import type { SqlClient } from './sql-client';
+
+const PgliteStoreOptionsSchema = z.object({
+  /** Folder holding the database files; absent: in memory, gone at close. */
+  dataDir: z.string().min(1).optional(),
+  migrationsFolder: z.string().min(1).optional(),
+});
+
+export type PgliteStoreOptions = z.input<typeof PgliteStoreOptionsSchema>;
+
+/**
+ * The store on embedded Postgres (PGlite) for the all-in-one mode. PGlite runs one query at a
+ * time, so concurrent calls queue inside it; the same SQL functions keep the same guarantees.
+ */
+export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore {
+  const parsed = PgliteStoreOptionsSchema.parse(options);
+  const database = new PGlite(parsed.dataDir);
+
+  const client: SqlClient = {
+    async query<Row extends Record<string, unknown>>(text: string, values?: unknown[]) {
+      const result = await database.query<Row>(text, values);
+      return result.rows;
+    },
+  };
+
+  return createSqlChunkStore(client, {
+    async migrate() {
+      await migrate(drizzle({ client: database }), {
+        migrationsFolder: parsed.migrationsFolder ?? defaultMigrationsFolder,
+      });
+    },
+    async close() {
+      await database.close();
+    },
+  });
+}

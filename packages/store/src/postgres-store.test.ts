@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase, testPostgresUrl } from '../../../test/infra';
+import { describeChunkStoreContract } from './chunk-store-contract';
+import { createPostgresStore } from './create-postgres-store';
+import { hashApiKey } from './hash-api-key';
+
+const adminUrl = await testPostgresUrl();
+
+describe.skipIf(adminUrl === null)('Postgres adapter', () => {
+  describeChunkStoreContract('Postgres (node-postgres pool)', {
+    async open() {
+      const database = await createTestDatabase(adminUrl!);
+      const store = createPostgresStore({ url: database.url, maxConnections: 16 });
+      return {
+        store,
+        async dispose() {
+          await store.close();
+          await database.drop();
+        },
+      };
+    },
+    scale: { tabs: 1000, appendsPerWriter: 60, propertyRuns: 15 },
+  });
+
+  describe('storage details', () => {
+    let database: TestDatabase;
+    let pool: pg.Pool;
+
+    beforeAll(async () => {
+      database = await createTestDatabase(adminUrl!);
+      pool = new pg.Pool({ connectionString: database.url, max: 8 });
+    });
+    afterAll(async () => {
+      await pool.end();
+      await database.drop();
+    });
+
+    it('migrates once when several services start at the same time', async () => {
+      const stores = Array.from({ length: 4 }, () => createPostgresStore({ pool }));
+      await Promise.all(stores.map((store) => store.migrate()));
+      const applied = await pool.query(
+        'SELECT count(*)::int AS count FROM drizzle.__drizzle_migrations',
+      );
+      expect(applied.rows[0].count).toBe(2);
+      // A store on a borrowed pool leaves the pool open.
+      await stores[0]!.close();
+      expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+    });
+
+    it('stores only the sha256 of an api key', async () => {
+      const store = createPostgresStore({ pool });
+      await store.migrate();
+      const tenant = await store.createTenant({ name: `hashing-${randomUUID()}` });
+      const key = `secret-${randomUUID()}`;
+      await store.addApiKey(tenant.id, key);
+      const rows = await pool.query('SELECT key_hash FROM api_keys WHERE tenant_id = $1', [
+        tenant.id,
+      ]);
+      expect(rows.rows).toEqual([{ key_hash: hashApiKey(key) }]);
+      expect(JSON.stringify(rows.rows)).not.toContain(key);
+    });
+
+    it('takes the tab advisory lock inside the append statement', async () => {
+      const store = createPostgresStore({ pool });
+      await store.migrate();
+      const tenant = await store.createTenant({ name: `locking-${randomUUID()}` });
+      const tab = await store.createTab({ tenantId: tenant.id });
+      // Hold the tab's lock from another session: an append must wait for it, which proves
+      // the append serializes on the same key the contract names.
+      const holder = await pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock(chunklog_tab_lock_key($1))', [tab.id]);
+        let settled = false;
+        const append = store
+          .append(tab.id, [
+            {
+              id: randomUUID(),
+              tabId: tab.id,
+              turnId: randomUUID(),
+              step: 0,
+              role: 'user',
+              type: 'text',
+              data: { text: 'waits' },
+            },
+          ])
+          .finally(() => {
+            settled = true;
+          });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(settled).toBe(false);
+        await holder.query('COMMIT');
+        expect((await append)[0]!.seq).toBe(1);
+      } finally {
+        holder.release();
+      }
+    });
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * The drizzle schema of chunklog's database (DESIGN section 3). drizzle-kit generates the SQL
+ * migrations in /drizzle from this file; the append, clear and lease functions live in a custom
+ * migration next to them, because their bodies are plpgsql.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+export const tenants = pgTable('tenants', {
+  // Text rather than uuid: deployments name their bootstrap tenants (API_KEYS=acme:key).
+  id: text('id').primaryKey().default(sql`gen_random_uuid()::text`),
+  name: text('name').notNull().unique(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** API keys, stored only as sha256 hex digests. */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    keyHash: text('key_hash').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [index('api_keys_tenant_id_index').on(table.tenantId)],
+);
+
+export const tabs = pgTable(
+  'tabs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    // Creation order for the newest-first listing; an integer keeps the cursor exact.
+    position: bigint('position', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    parentTabId: uuid('parent_tab_id'),
+    title: text('title').notNull().default(''),
+    config: jsonb('config').notNull().default({}),
+    status: text('status').notNull().default('idle'),
+    activeTurnId: uuid('active_turn_id'),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
+    // High-water mark of seq: survives clear, so seq is never reused (DESIGN section 4).
+    lastSeq: bigint('last_seq', { mode: 'number' }).notNull().default(0),
+    // Rows in chunks for this tab, kept by append and clear so a page's total is O(1).
+    chunkCount: bigint('chunk_count', { mode: 'number' }).notNull().default(0),
+    usageInputTokens: bigint('usage_input_tokens', { mode: 'number' }).notNull().default(0),
+    usageOutputTokens: bigint('usage_output_tokens', { mode: 'number' }).notNull().default(0),
+    usageCacheReadInputTokens: bigint('usage_cache_read_input_tokens', { mode: 'number' })
+      .notNull()
+      .default(0),
+    usageCacheCreationInputTokens: bigint('usage_cache_creation_input_tokens', { mode: 'number' })
+      .notNull()
+      .default(0),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    index('tabs_tenant_position_index').on(table.tenantId, table.position.desc()),
+    // Only running tabs can have an expiring lease; the sweep reads this small index.
+    index('tabs_running_lease_index')
+      .on(table.leaseExpiresAt)
+      .where(sql`${table.status} = 'running'`),
+    index('tabs_parent_tab_id_index').on(table.parentTabId),
+    // A subagent's child tab outlives its parent's deletion as a top-level tab.
+    foreignKey({ columns: [table.parentTabId], foreignColumns: [table.id] }).onDelete('set null'),
+    check('tabs_status_check', sql`${table.status} in ('idle', 'running')`),
+  ],
+);
+
+export const chunks = pgTable(
+  'chunks',
+  {
+    id: uuid('id').primaryKey(),
+    tabId: uuid('tab_id')
+      .notNull()
+      .references(() => tabs.id, { onDelete: 'cascade' }),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    turnId: uuid('turn_id').notNull(),
+    step: integer('step').notNull(),
+    role: text('role').notNull(),
+    type: text('type').notNull(),
+    data: jsonb('data').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  // Every page is a range scan of this index, in either direction, never a sort.
+  (table) => [unique('chunks_tab_id_seq_unique').on(table.tabId, table.seq)],
+);
+
+/** Messages accepted by the gateway that a worker has not yet appended as user chunks. */
+export const inbox = pgTable(
+  'inbox',
+  {
+    chunkId: uuid('chunk_id').primaryKey(),
+    tabId: uuid('tab_id')
+      .notNull()
+      .references(() => tabs.id, { onDelete: 'cascade' }),
+    text: text('text').notNull(),
+    mode: text('mode').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    index('inbox_tab_order_index').on(table.tabId, table.createdAt, table.chunkId),
+    check('inbox_mode_check', sql`${table.mode} in ('interrupt', 'enqueue', 'reject')`),
+  ],
+);

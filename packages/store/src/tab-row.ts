@@ -1,0 +1,49 @@
+import type { Tab, TabConfig, TabStatus } from '@chunklog/chunk-core';
+
+/** The select list every tab read uses (table alias t); times leave the database as epoch ms. */
+export const tabColumns = `t.id, t.position, t.tenant_id, t.parent_tab_id, t.title, t.config,
+  t.status, t.active_turn_id, t.last_seq, t.usage_input_tokens, t.usage_output_tokens,
+  t.usage_cache_read_input_tokens, t.usage_cache_creation_input_tokens,
+  floor(extract(epoch FROM t.created_at) * 1000)::double precision AS created_at_ms,
+  floor(extract(epoch FROM t.updated_at) * 1000)::double precision AS updated_at_ms`;
+
+type BigintValue = number | string | bigint;
+
+export interface TabRow extends Record<string, unknown> {
+  id: string;
+  position: BigintValue;
+  tenant_id: string;
+  parent_tab_id: string | null;
+  title: string;
+  config: TabConfig;
+  status: TabStatus;
+  active_turn_id: string | null;
+  last_seq: BigintValue;
+  usage_input_tokens: BigintValue;
+  usage_output_tokens: BigintValue;
+  usage_cache_read_input_tokens: BigintValue;
+  usage_cache_creation_input_tokens: BigintValue;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+/** A stored row as the API's tab (the tenant and lease fields stay inside the store). */
+export function tabFromRow(row: TabRow): Tab {
+  return {
+    id: row.id,
+    parentTabId: row.parent_tab_id,
+    title: row.title,
+    config: row.config,
+    status: row.status,
+    activeTurnId: row.active_turn_id,
+    lastSeq: Number(row.last_seq),
+    usage: {
+      inputTokens: Number(row.usage_input_tokens),
+      outputTokens: Number(row.usage_output_tokens),
+      cacheReadInputTokens: Number(row.usage_cache_read_input_tokens),
+      cacheCreationInputTokens: Number(row.usage_cache_creation_input_tokens),
+    },
+    createdAt: row.created_at_ms,
+    updatedAt: row.updated_at_ms,
+  };
+}
