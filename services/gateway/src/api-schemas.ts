@@ -1,0 +1,85 @@
+import { MessageModeSchema, TabConfigSchema, TabSchema } from '@chunklog/chunk-core';
+import { z } from 'zod';
+
+/** Largest page a client may ask for (contract: DESIGN section 6). */
+export const MAX_PAGE_LIMIT = 500;
+export const DEFAULT_PAGE_LIMIT = 50;
+
+/** The one error shape every 4xx/5xx answer has (contract). */
+export const ErrorResponseSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
+
+export const TabIdParamsSchema = z.object({ tabId: z.uuid() });
+
+const pageLimit = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT);
+
+export const CreateTabBodySchema = z
+  .object({ title: z.string().max(500).optional(), config: TabConfigSchema.optional() })
+  .strict()
+  // No body at all is a tab with defaults.
+  .nullish();
+
+export const ListTabsQuerySchema = z.object({
+  limit: pageLimit,
+  cursor: z.string().min(1).max(500).optional(),
+});
+
+export const TabResponseSchema = z.object({ tab: TabSchema });
+export const TabListResponseSchema = z.object({
+  tabs: z.array(TabSchema),
+  nextCursor: z.string().nullable(),
+});
+
+/** Built per gateway because the text limit is configurable. */
+export function createMessageBodySchema(maxTextLength: number) {
+  return z
+    .object({
+      text: z.string().min(1).max(maxTextLength),
+      mode: MessageModeSchema.default('interrupt'),
+    })
+    .strict();
+}
+
+export const MessageHeadersSchema = z.object({
+  'idempotency-key': z.string().min(1).max(256).optional(),
+});
+
+export const MessageAcceptedSchema = z.object({ chunkId: z.uuid() });
+
+export const ChunksQuerySchema = z
+  .object({
+    limit: pageLimit,
+    before: z.coerce.number().int().min(1).optional(),
+    after: z.coerce.number().int().min(0).optional(),
+  })
+  .refine((query) => query.before === undefined || query.after === undefined, {
+    message: 'before and after are exclusive',
+  });
+
+/** Resume point and optional stream ticket for SSE and WebSocket streams. */
+export const StreamQuerySchema = z.object({
+  after: z.coerce.number().int().min(0).optional(),
+  ticket: z.string().min(1).max(2000).optional(),
+});
+
+export const StreamTicketResponseSchema = z.object({
+  ticket: z.string(),
+  /** Epoch ms after which the ticket is refused. */
+  expiresAt: z.number().int(),
+});
+
+export const ContextResponseSchema = z.object({ request: z.unknown() });
+
+export const HealthResponseSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
+
+/** Per-status error responses for a route's schema (documented in the OpenAPI document). */
+export function errorResponses<const Status extends number>(
+  ...statuses: Status[]
+): Record<Status, typeof ErrorResponseSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, ErrorResponseSchema])) as Record<
+    Status,
+    typeof ErrorResponseSchema
+  >;
+}

@@ -1,0 +1,163 @@
+import type { Bus } from '@chunklog/bus';
+import type { ChunkStore } from '@chunklog/store';
+import fastifyRateLimit from '@fastify/rate-limit';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import fastifyWebsocket from '@fastify/websocket';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { Registry } from 'prom-client';
+import { authPlugin } from './auth-plugin';
+import { defaultContextBuilder } from './default-context-builder';
+import { errorHandlerPlugin, toHttpError } from './error-handler';
+import type { ContextBuilder, GatewayContext } from './gateway-context';
+import { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
+import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
+import { chunkRoutes } from './routes/chunk-routes';
+import { healthRoutes } from './routes/health-routes';
+import { messageRoutes } from './routes/message-routes';
+import { streamRoutes } from './routes/stream-routes';
+import { tabRoutes } from './routes/tab-routes';
+import { createStreamTickets } from './stream-ticket';
+import { TabEventHub } from './streams/tab-event-hub';
+
+/** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
+export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';
+
+export interface GatewayOptions {
+  store: ChunkStore;
+  bus: Bus;
+  /** Fastify's logger option (pino): `true`, `{ level }`, or false (default). */
+  logger?: FastifyServerOptions['logger'];
+  /** Epoch ms; defaults to Date.now. */
+  clock?: () => number;
+  /** `off` acts as one local tenant and serves loopback clients only. */
+  auth: { mode: 'keys' | 'off'; localTenantId?: string };
+  limits?: Partial<GatewayLimits>;
+  /** HMAC secret of stream tickets; gateways behind one load balancer share it. */
+  ticketSecret: string;
+  /** Builds `GET /context`'s request; the default knows no tools (see README). */
+  contextBuilder?: ContextBuilder;
+  /** Registry `/metrics` serves; pass one to add the worker's metrics when composed in-process. */
+  metricsRegistry?: Registry;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The gateway's Prometheus instruments and registry. */
+    gatewayMetrics: GatewayMetrics;
+    /** Number of open SSE and WebSocket streams. */
+    openStreamCount(): number;
+  }
+}
+
+/** Builds the gateway (not yet listening). Closing it ends streams with a final event. */
+export async function createGateway(options: GatewayOptions) {
+  const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: limits.bodyBytes,
+    // Streams outlive requests; they are ended in preClose, idle keep-alives are dropped.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const metrics = createGatewayMetrics(options.metricsRegistry);
+  const context: GatewayContext = {
+    store: options.store,
+    bus: options.bus,
+    clock: options.clock ?? Date.now,
+    limits,
+    tickets: createStreamTickets({ secret: options.ticketSecret, ttlMs: limits.ticketTtlMs }),
+    metrics,
+    hub: new TabEventHub(options.bus, app.log),
+    contextBuilder: options.contextBuilder ?? defaultContextBuilder,
+    streams: new Set(),
+  };
+  app.decorate('gatewayMetrics', metrics);
+  app.decorate('openStreamCount', () => context.streams.size);
+
+  const heartbeat = setInterval(() => {
+    for (const stream of context.streams) stream.heartbeat();
+  }, limits.heartbeatMs);
+  heartbeat.unref();
+  // Registered before @fastify/websocket so streams get their final event before its sockets close.
+  app.addHook('preClose', async () => {
+    clearInterval(heartbeat);
+    for (const stream of [...context.streams]) stream.end('shutdown');
+  });
+  app.addHook('onClose', async () => {
+    await context.hub.close();
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  await app.register(errorHandlerPlugin);
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: {
+        title: 'chunklog gateway',
+        description: 'Tabs, messages, paged chunk reads and live streams (DESIGN section 6).',
+        version: '1.0.0',
+      },
+      components: {
+        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } },
+      },
+      security: [{ apiKey: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    uiHooks: {},
+  });
+  await app.register(authPlugin, {
+    store: options.store,
+    tickets: context.tickets,
+    mode: options.auth.mode,
+    localTenantId: options.auth.localTenantId ?? LOCAL_TENANT_ID,
+    clock: context.clock,
+  });
+  await app.register(fastifyRateLimit, {
+    global: true,
+    // After authentication, so limits count per key rather than per address.
+    hook: 'preHandler',
+    max: limits.requestsPerMinute,
+    timeWindow: 60_000,
+    keyGenerator: (request) => request.principal?.rateKey ?? `ip:${request.ip}`,
+    errorResponseBuilder: (_request, rate) => ({
+      statusCode: 429,
+      code: 'rate_limited',
+      message: `rate limit of ${rate.max} requests per minute exceeded, retry in ${rate.after}`,
+    }),
+  });
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: 64 * 1024 },
+    errorHandler: (error, socket, request) => {
+      request.log.warn({ err: error, status: toHttpError(error).status }, 'websocket failed');
+      socket.terminate();
+    },
+  });
+
+  await app.register(healthRoutes, { context });
+  await app.register(tabRoutes, { context });
+  await app.register(messageRoutes, { context });
+  await app.register(chunkRoutes, { context });
+  await app.register(streamRoutes, { context });
+  return app;
+}

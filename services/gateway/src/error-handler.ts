@@ -1,0 +1,79 @@
+import { ChunklogError, type ChunklogErrorCode } from '@chunklog/chunk-core';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import type { ErrorResponse } from './api-schemas';
+
+const statusByCode: Record<ChunklogErrorCode, number> = {
+  invalid_input: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  unavailable: 503,
+};
+
+const codeByStatus: Record<number, string> = {
+  400: 'invalid_input',
+  401: 'unauthorized',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+export interface HttpErrorAnswer {
+  status: number;
+  body: ErrorResponse;
+}
+
+/** Maps any thrown value to the HTTP answer; the one place where errors meet status codes. */
+export function toHttpError(error: unknown): HttpErrorAnswer {
+  if (error instanceof ChunklogError) {
+    return answer(statusByCode[error.code], error.code, error.message);
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const issues = error.validation
+      .map((issue) => `${issue.instancePath || '/'} ${issue.message ?? 'is invalid'}`)
+      .join('; ');
+    return answer(400, 'invalid_input', `${error.validationContext ?? 'request'}: ${issues}`);
+  }
+  const candidate = error as Partial<FastifyError> | null;
+  const status = typeof candidate?.statusCode === 'number' ? candidate.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    // Fastify's own client errors (bad JSON, body too large, rate limit, ...) keep their status.
+    return answer(
+      status,
+      codeByStatus[status] ?? 'invalid_input',
+      candidate?.message ?? 'bad request',
+    );
+  }
+  if (status === 503) return answer(503, 'unavailable', 'service unavailable');
+  // 5xx details may leak internals: they are logged, never sent.
+  return answer(500, 'internal', 'internal error');
+}
+
+function answer(status: number, code: string, message: string): HttpErrorAnswer {
+  return { status, body: { error: { code, message } } };
+}
+
+/** Installs the error and not-found handlers that answer `{ error: { code, message } }`. */
+export const errorHandlerPlugin = fastifyPlugin(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((error, request, reply) => {
+      const { status, body } = toHttpError(error);
+      if (status >= 500) request.log.error({ err: error }, 'request failed');
+      else request.log.info({ code: body.error.code, message: body.error.message }, 'rejected');
+      return reply.code(status).send(body);
+    });
+    app.setNotFoundHandler((request, reply) =>
+      reply.code(404).send({
+        error: { code: 'not_found', message: `no route ${request.method} ${request.url}` },
+      }),
+    );
+  },
+  { name: 'chunklog-error-handler' },
+);

@@ -1,0 +1,30 @@
+/** Bounds that keep one client from costing the gateway unbounded memory or work. */
+export interface GatewayLimits {
+  /** Largest accepted request body. */
+  bodyBytes: number;
+  /** Longest message text, in UTF-16 code units. */
+  textLength: number;
+  /** Requests per key per minute. */
+  requestsPerMinute: number;
+  /** Live events queued for one stream before it is cut off as too slow. */
+  streamQueueEvents: number;
+  /** Bytes buffered in one stream's socket before it is cut off as too slow. */
+  streamBufferBytes: number;
+  /** How long a stream ticket stays valid. */
+  ticketTtlMs: number;
+  /** Interval of stream heartbeats (SSE comments, WebSocket pings). */
+  heartbeatMs: number;
+  /** How long a stream waits for the worker's open-block snapshot. */
+  snapshotTimeoutMs: number;
+}
+
+export const defaultGatewayLimits: GatewayLimits = {
+  bodyBytes: 1024 * 1024,
+  textLength: 100_000,
+  requestsPerMinute: 1_200,
+  streamQueueEvents: 2_000,
+  streamBufferBytes: 1024 * 1024,
+  ticketTtlMs: 60_000,
+  heartbeatMs: 15_000,
+  snapshotTimeoutMs: 1_000,
+};

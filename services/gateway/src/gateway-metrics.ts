@@ -1,0 +1,50 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type StreamTransport = 'sse' | 'ws';
+
+/** The gateway's Prometheus instruments, on a registry that composed services may add to. */
+export interface GatewayMetrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route' | 'status'>;
+  streamConnections: Gauge<'transport'>;
+  eventsRelayed: Counter<'transport' | 'event'>;
+  streamsCutOff: Counter<'transport' | 'reason'>;
+}
+
+export function createGatewayMetrics(registry = new Registry()): GatewayMetrics {
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'chunklog_http_requests_total',
+      help: 'HTTP requests answered, by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'chunklog_http_request_duration_seconds',
+      help: 'HTTP request latency',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    streamConnections: new Gauge({
+      name: 'chunklog_stream_connections',
+      help: 'Open live-event streams, by transport',
+      labelNames: ['transport'],
+      registers: [registry],
+    }),
+    eventsRelayed: new Counter({
+      name: 'chunklog_events_relayed_total',
+      help: 'Events written to stream clients, by transport and event name',
+      labelNames: ['transport', 'event'],
+      registers: [registry],
+    }),
+    streamsCutOff: new Counter({
+      name: 'chunklog_streams_cut_off_total',
+      help: 'Streams ended by the gateway, by reason (slow_client, shutdown, error)',
+      labelNames: ['transport', 'reason'],
+      registers: [registry],
+    }),
+  };
+}

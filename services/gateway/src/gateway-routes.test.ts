@@ -1,0 +1,325 @@
+import { cancelSubject, INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayHarness, startGateway } from './testing/gateway-harness';
+import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
+import { TurnDriver } from './testing/turn-driver';
+
+const real = await realBackend();
+const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
+
+const errorShape = {
+  error: { code: expect.any(String), message: expect.any(String) },
+};
+
+describe.each(backends)('gateway routes on $name', (backend) => {
+  let gateway: GatewayHarness;
+  const queued: MessageCommand[] = [];
+
+  beforeAll(async () => {
+    gateway = await startGateway(backend, { limits: { bodyBytes: 64 * 1024, textLength: 1000 } });
+    await gateway.backend.bus.consume(INTAKE_QUEUE, async (item) => {
+      queued.push(item.data as MessageCommand);
+      await item.ack();
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  async function tabCount(key = gateway.tenantA.key): Promise<number> {
+    const response = await gateway.request('GET', '/v1/tabs?limit=500', { key });
+    return (response.body as { tabs: unknown[] }).tabs.length;
+  }
+
+  describe('POST /v1/tabs', () => {
+    it('creates a tab with a title and a config', async () => {
+      const response = await gateway.request('POST', '/v1/tabs', {
+        body: { title: 'hello', config: { maxSteps: 3 } },
+      });
+      expect(response.status).toBe(201);
+      expect(response.body).toMatchObject({
+        tab: { title: 'hello', config: { maxSteps: 3 }, status: 'idle', lastSeq: 0 },
+      });
+    });
+
+    it('creates a tab without a body', async () => {
+      const response = await gateway.request('POST', '/v1/tabs');
+      expect(response.status).toBe(201);
+    });
+
+    it('rejects an invalid config, malformed JSON and an oversized body, storing nothing', async () => {
+      const before = await tabCount();
+      const invalid = await gateway.request('POST', '/v1/tabs', {
+        body: { config: { maxSteps: 0, unknown: true } },
+      });
+      const malformed = await gateway.request('POST', '/v1/tabs', { rawBody: '{"title": ' });
+      const oversized = await gateway.request('POST', '/v1/tabs', {
+        body: { title: 'x'.repeat(100 * 1024) },
+      });
+      expect([invalid.status, malformed.status, oversized.status]).toEqual([400, 400, 413]);
+      for (const response of [invalid, malformed, oversized])
+        expect(response.body).toEqual(errorShape);
+      expect((oversized.body as typeof errorShape).error.code).toBe('payload_too_large');
+      expect(await tabCount()).toBe(before);
+    });
+  });
+
+  describe('GET /v1/tabs', () => {
+    it("lists only the caller's tabs, newest first, page by page", async () => {
+      const ownIds = [
+        await gateway.createTab(),
+        await gateway.createTab(),
+        await gateway.createTab(),
+      ];
+      const foreignId = await gateway.createTab(gateway.tenantB);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : '?limit=2';
+        const response = await gateway.request('GET', `/v1/tabs${query}`);
+        expect(response.status).toBe(200);
+        const body = response.body as { tabs: { id: string }[]; nextCursor: string | null };
+        expect(body.tabs.length).toBeLessThanOrEqual(2);
+        seen.push(...body.tabs.map((tab) => tab.id));
+        cursor = body.nextCursor;
+      } while (cursor);
+      expect(seen).not.toContain(foreignId);
+      expect(new Set(seen).size).toBe(seen.length);
+      // Newest first: the three just created lead, in reverse creation order.
+      expect(seen.slice(0, 3)).toEqual([...ownIds].reverse());
+    });
+
+    it('answers 400 for a limit outside 1..500', async () => {
+      for (const limit of ['0', '501', '1000000', 'abc']) {
+        const response = await gateway.request('GET', `/v1/tabs?limit=${limit}`);
+        expect(response.status, limit).toBe(400);
+        expect(response.body).toEqual(errorShape);
+      }
+    });
+  });
+
+  describe('GET and DELETE /v1/tabs/:tabId', () => {
+    it('reads a tab with status and lastSeq', async () => {
+      const tabId = await gateway.createTab();
+      const response = await gateway.request('GET', `/v1/tabs/${tabId}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        tab: { id: tabId, status: 'idle', activeTurnId: null, lastSeq: 0 },
+      });
+    });
+
+    it('answers 400 for a bad id and 404 for an unknown one', async () => {
+      const bad = await gateway.request('GET', '/v1/tabs/not-a-uuid');
+      const unknown = await gateway.request('GET', `/v1/tabs/${crypto.randomUUID()}`);
+      expect([bad.status, unknown.status]).toEqual([400, 404]);
+      expect(unknown.body).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+    });
+
+    it('deletes a tab and its chunks; another tenant gets 404 and deletes nothing', async () => {
+      const tabId = await gateway.createTab();
+      const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
+      await driver.startTurn();
+      await driver.sealUserText('to be deleted');
+      await driver.endTurn();
+      await driver.close();
+      const foreign = await gateway.request('DELETE', `/v1/tabs/${tabId}`, {
+        key: gateway.tenantB.key,
+      });
+      expect(foreign.status).toBe(404);
+      expect((await gateway.request('GET', `/v1/tabs/${tabId}`)).status).toBe(200);
+      const deleted = await gateway.request('DELETE', `/v1/tabs/${tabId}`);
+      expect(deleted.status).toBe(204);
+      expect((await gateway.request('GET', `/v1/tabs/${tabId}`)).status).toBe(404);
+      expect((await gateway.request('GET', `/v1/tabs/${tabId}/chunks`)).status).toBe(404);
+    });
+  });
+
+  describe('POST /v1/tabs/:tabId/messages', () => {
+    async function waitForQueued(chunkId: string): Promise<MessageCommand> {
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const found = queued.find((command) => command.chunkId === chunkId);
+        if (found) return found;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`message ${chunkId} never reached the queue`);
+    }
+
+    it('answers 202 with a chunkId and enqueues the message command', async () => {
+      const tabId = await gateway.createTab();
+      const response = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+        body: { text: 'hello' },
+      });
+      expect(response.status).toBe(202);
+      const { chunkId } = response.body as { chunkId: string };
+      expect(await waitForQueued(chunkId)).toMatchObject({
+        tabId,
+        chunkId,
+        text: 'hello',
+        mode: 'interrupt',
+      });
+    });
+
+    it('gives the same chunkId for the same Idempotency-Key and enqueues it once', async () => {
+      const tabId = await gateway.createTab();
+      const otherTabId = await gateway.createTab();
+      const send = (tab: string, key: string) =>
+        gateway.request('POST', `/v1/tabs/${tab}/messages`, {
+          body: { text: 'once', mode: 'enqueue' },
+          headers: { 'idempotency-key': key },
+        });
+      const first = await send(tabId, 'key-1');
+      const second = await send(tabId, 'key-1');
+      const otherKey = await send(tabId, 'key-2');
+      const otherTab = await send(otherTabId, 'key-1');
+      const ids = [first, second, otherKey, otherTab].map(
+        (response) => (response.body as { chunkId: string }).chunkId,
+      );
+      expect(ids[0]).toBe(ids[1]);
+      expect(new Set(ids).size).toBe(3);
+      await waitForQueued(ids[2]!);
+      await waitForQueued(ids[3]!);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(queued.filter((command) => command.chunkId === ids[0])).toHaveLength(1);
+    });
+
+    it('answers 409 in reject mode while a turn runs, and enqueues nothing', async () => {
+      const tabId = await gateway.createTab();
+      const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
+      await driver.startTurn();
+      const rejected = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+        body: { text: 'not now', mode: 'reject' },
+      });
+      expect(rejected.status).toBe(409);
+      expect(rejected.body).toEqual({ error: { code: 'conflict', message: expect.any(String) } });
+      const interrupting = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+        body: { text: 'but this', mode: 'interrupt' },
+      });
+      expect(interrupting.status).toBe(202);
+      await waitForQueued((interrupting.body as { chunkId: string }).chunkId);
+      expect(queued.filter((command) => command.text === 'not now')).toHaveLength(0);
+      await driver.endTurn();
+      await driver.close();
+    });
+
+    it('rejects bad input with 4xx and enqueues nothing', async () => {
+      const tabId = await gateway.createTab();
+      const foreignTabId = await gateway.createTab(gateway.tenantB);
+      const before = queued.length;
+      const cases = [
+        { path: tabId, body: { text: '' }, status: 400 },
+        { path: tabId, body: { text: 'x'.repeat(1001) }, status: 400 },
+        { path: tabId, body: { text: 'hi', mode: 'shout' }, status: 400 },
+        { path: tabId, body: { text: 'hi', extra: 1 }, status: 400 },
+        { path: tabId, rawBody: '{"text":', status: 400 },
+        { path: tabId, body: { text: 'x'.repeat(70 * 1024) }, status: 413 },
+        { path: 'nope', body: { text: 'hi' }, status: 400 },
+        { path: crypto.randomUUID(), body: { text: 'hi' }, status: 404 },
+        { path: foreignTabId, body: { text: 'hi' }, status: 404 },
+      ];
+      for (const { path, status, ...body } of cases) {
+        const response = await gateway.request('POST', `/v1/tabs/${path}/messages`, body);
+        expect(response.status, JSON.stringify(body).slice(0, 60)).toBe(status);
+        expect(response.body).toEqual(errorShape);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(queued.length).toBe(before);
+    });
+  });
+
+  describe('POST /v1/tabs/:tabId/cancel', () => {
+    it("publishes a cancel command on the tab's cancel subject", async () => {
+      const tabId = await gateway.createTab();
+      const received: unknown[] = [];
+      const subscription = await gateway.backend.bus.subscribe(cancelSubject(tabId), (payload) =>
+        received.push(payload),
+      );
+      const response = await gateway.request('POST', `/v1/tabs/${tabId}/cancel`);
+      expect(response.status).toBe(202);
+      for (let attempt = 0; attempt < 100 && received.length === 0; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(received).toEqual([{ tabId }]);
+      const foreign = await gateway.request('POST', `/v1/tabs/${tabId}/cancel`, {
+        key: gateway.tenantB.key,
+      });
+      expect(foreign.status).toBe(404);
+      await subscription.stop();
+    });
+  });
+
+  describe('GET /v1/tabs/:tabId/chunks', () => {
+    it('pages backwards from the tail and forwards after a seq, with total and hasMore', async () => {
+      const tabId = await gateway.createTab();
+      const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
+      await driver.startTurn();
+      for (let index = 1; index <= 7; index++) await driver.sealUserText(`message ${index}`);
+      await driver.endTurn();
+      await driver.close();
+      const seqs = (body: unknown) =>
+        (body as { chunks: { seq: number }[] }).chunks.map((c) => c.seq);
+
+      const tail = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?limit=3`);
+      expect(tail.status).toBe(200);
+      expect(seqs(tail.body)).toEqual([5, 6, 7]);
+      expect(tail.body).toMatchObject({ total: 7, hasMore: true });
+
+      const before = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?limit=3&before=3`);
+      expect(seqs(before.body)).toEqual([1, 2]);
+      expect(before.body).toMatchObject({ hasMore: false });
+
+      const after = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?after=5`);
+      expect(seqs(after.body)).toEqual([6, 7]);
+      expect((after.body as { chunks: unknown[] }).chunks).toEqual(driver.sealed.slice(5));
+    });
+
+    it('answers 400 for huge limits, bad seqs and before with after', async () => {
+      const tabId = await gateway.createTab();
+      for (const query of ['limit=501', 'limit=0', 'before=-1', 'after=x', 'before=3&after=1']) {
+        const response = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?${query}`);
+        expect(response.status, query).toBe(400);
+        expect(response.body).toEqual(errorShape);
+      }
+    });
+  });
+
+  describe('health, metrics and docs', () => {
+    it('answers /healthz and /readyz without a key', async () => {
+      expect((await gateway.request('GET', '/healthz', { key: null })).body).toEqual({
+        status: 'ok',
+      });
+      const ready = await gateway.request('GET', '/readyz', { key: null });
+      expect(ready).toMatchObject({ status: 200, body: { status: 'ok' } });
+    });
+
+    it('serves Prometheus metrics that count requests', async () => {
+      await gateway.request('GET', '/healthz', { key: null });
+      const response = await gateway.request('GET', '/metrics', { key: null });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/plain');
+      expect(String(response.body)).toMatch(/chunklog_http_requests_total\{[^}]*route="\/healthz"/);
+      expect(String(response.body)).toContain('chunklog_stream_connections');
+    });
+
+    it('serves the OpenAPI document with every route of the API', async () => {
+      const response = await gateway.request('GET', '/docs/json', { key: null });
+      expect(response.status).toBe(200);
+      const paths = Object.keys((response.body as { paths: object }).paths);
+      for (const path of [
+        '/v1/tabs',
+        '/v1/tabs/{tabId}',
+        '/v1/tabs/{tabId}/messages',
+        '/v1/tabs/{tabId}/cancel',
+        '/v1/tabs/{tabId}/chunks',
+        '/v1/tabs/{tabId}/events',
+        '/v1/tabs/{tabId}/ws',
+        '/v1/tabs/{tabId}/context',
+        '/v1/tabs/{tabId}/stream-tickets',
+      ]) {
+        expect(paths).toContain(path);
+      }
+      const ui = await fetch(`${gateway.baseUrl}/docs`, { redirect: 'follow' });
+      expect(ui.status).toBe(200);
+      expect(await ui.text()).toContain('swagger');
+    });
+  });
+});

@@ -1,0 +1,10 @@
+export { ErrorResponseSchema, MAX_PAGE_LIMIT } from './api-schemas';
+export type { AuthLevel, Principal } from './auth-plugin';
+export { createGateway, type GatewayOptions, LOCAL_TENANT_ID } from './create-gateway';
+export { toHttpError } from './error-handler';
+export type { ContextBuilder } from './gateway-context';
+export { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
+export { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
+export { idempotentChunkId } from './idempotent-chunk-id';
+export { createStreamTickets, type StreamTicketClaims, type StreamTickets } from './stream-ticket';
+export type { StreamEnd, StreamEndReason } from './streams/stream-sink';

@@ -1,0 +1,55 @@
+import { ChunkPageSchema } from '@chunklog/chunk-core';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import {
+  ChunksQuerySchema,
+  ContextResponseSchema,
+  errorResponses,
+  TabIdParamsSchema,
+} from '../api-schemas';
+import { tenantOf } from '../auth-plugin';
+import type { GatewayContext } from '../gateway-context';
+
+/** Paged reads of a tab's log, and the request its next step would send. */
+export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
+  app,
+  { context },
+) => {
+  const { store } = context;
+
+  app.get(
+    '/v1/tabs/:tabId/chunks',
+    {
+      schema: {
+        tags: ['chunks'],
+        summary: 'A page of chunks in ascending seq: from the tail, before a seq or after one',
+        params: TabIdParamsSchema,
+        querystring: ChunksQuerySchema,
+        response: { 200: ChunkPageSchema, ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { tabId } = request.params;
+      await store.getTab(tabId, { tenantId: tenantOf(request) });
+      const { limit, before, after } = request.query;
+      return store.page(tabId, { limit, before, after });
+    },
+  );
+
+  app.get(
+    '/v1/tabs/:tabId/context',
+    {
+      schema: {
+        tags: ['chunks'],
+        summary: 'The Anthropic request the next step would send (for checking cache stability)',
+        params: TabIdParamsSchema,
+        response: { 200: ContextResponseSchema, ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { tabId } = request.params;
+      const tab = await store.getTab(tabId, { tenantId: tenantOf(request) });
+      const chunks = await store.readAll(tabId);
+      return { request: await context.contextBuilder({ tab, chunks }) };
+    },
+  );
+};

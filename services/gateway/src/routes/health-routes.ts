@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { HealthResponseSchema } from '../api-schemas';
+import type { GatewayContext } from '../gateway-context';
+
+/** A tab id that never exists: asking for its tenant is a cheap real round trip to the store. */
+const PROBE_TAB_ID = '00000000-0000-4000-8000-000000000000';
+
+/** Liveness, readiness and Prometheus metrics; public, not rate limited. */
+export const healthRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
+  app,
+  { context },
+) => {
+  const config = { auth: 'public' as const, rateLimit: false as const };
+
+  app.get(
+    '/healthz',
+    { config, schema: { tags: ['health'], response: { 200: HealthResponseSchema } } },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      config,
+      schema: {
+        tags: ['health'],
+        summary: 'Ready when the database and the bus are reachable',
+        response: { 200: HealthResponseSchema, 503: HealthResponseSchema },
+      },
+    },
+    async (request, reply) => {
+      const [storeReady, busReady] = await Promise.all([
+        context.store.tabTenant(PROBE_TAB_ID).then(
+          () => true,
+          (error) => {
+            request.log.warn({ err: error }, 'store not ready');
+            return false;
+          },
+        ),
+        context.bus.ready().catch(() => false),
+      ]);
+      const ready = storeReady && busReady;
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable' });
+    },
+  );
+
+  app.get(
+    '/metrics',
+    {
+      config,
+      schema: { tags: ['health'], summary: 'Prometheus text exposition' },
+    },
+    async (_request, reply) => {
+      const registry = context.metrics.registry;
+      return reply.type(registry.contentType).send(await registry.metrics());
+    },
+  );
+};

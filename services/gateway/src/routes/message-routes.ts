@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CancelCommandSchema,
+  ConflictError,
+  cancelSubject,
+  INTAKE_QUEUE,
+  MessageCommandSchema,
+} from '@chunklog/chunk-core';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  createMessageBodySchema,
+  errorResponses,
+  MessageAcceptedSchema,
+  MessageHeadersSchema,
+  TabIdParamsSchema,
+} from '../api-schemas';
+import { tenantOf } from '../auth-plugin';
+import type { GatewayContext } from '../gateway-context';
+import { idempotentChunkId } from '../idempotent-chunk-id';
+
+/** Hands user messages and cancels to the workers; the gateway itself never writes chunks. */
+export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
+  app,
+  { context },
+) => {
+  const { store, bus, clock } = context;
+
+  app.post(
+    '/v1/tabs/:tabId/messages',
+    {
+      schema: {
+        tags: ['messages'],
+        summary: 'Send a user message; 202 with the id its user chunk will have',
+        params: TabIdParamsSchema,
+        headers: MessageHeadersSchema,
+        body: createMessageBodySchema(context.limits.textLength),
+        response: {
+          202: MessageAcceptedSchema,
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tabId } = request.params;
+      const tab = await store.getTab(tabId, { tenantId: tenantOf(request) });
+      const { text, mode } = request.body;
+      if (mode === 'reject' && tab.status === 'running') {
+        throw new ConflictError('a turn is running in this tab');
+      }
+      const idempotencyKey = request.headers['idempotency-key'];
+      const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
+      const command = MessageCommandSchema.parse({
+        tabId,
+        chunkId,
+        text,
+        mode,
+        acceptedAt: clock(),
+      });
+      // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
+      await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
+      return reply.code(202).send({ chunkId });
+    },
+  );
+
+  app.post(
+    '/v1/tabs/:tabId/cancel',
+    {
+      schema: {
+        tags: ['messages'],
+        summary: "Stop the tab's running turn",
+        params: TabIdParamsSchema,
+        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { tabId } = request.params;
+      await store.getTab(tabId, { tenantId: tenantOf(request) });
+      await bus.publish(cancelSubject(tabId), CancelCommandSchema.parse({ tabId }));
+      return reply.code(202).send({});
+    },
+  );
+};

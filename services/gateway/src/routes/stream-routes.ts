@@ -1,0 +1,163 @@
+import { InvalidInputError } from '@chunklog/chunk-core';
+import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  errorResponses,
+  StreamQuerySchema,
+  StreamTicketResponseSchema,
+  TabIdParamsSchema,
+} from '../api-schemas';
+import { tenantOf } from '../auth-plugin';
+import type { GatewayContext } from '../gateway-context';
+import type { StreamTransport } from '../gateway-metrics';
+import { createSseSink } from '../streams/sse-sink';
+import type { StreamSink } from '../streams/stream-sink';
+import { TabStreamRelay } from '../streams/tab-stream-relay';
+import { createWebSocketSink } from '../streams/web-socket-sink';
+
+const StreamHeadersSchema = z.object({
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,15}$/, 'Last-Event-ID must be a seq')
+    .optional(),
+});
+
+/** Live streams of a tab (SSE and WebSocket) and the tickets that open them from browsers. */
+export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
+  app,
+  { context },
+) => {
+  const { store, tickets, clock, metrics, limits } = context;
+
+  function startRelay(input: {
+    tabId: string;
+    after: number;
+    transport: StreamTransport;
+    logger: FastifyBaseLogger;
+    createSink: (onEvent: (event: string) => void) => StreamSink;
+  }): TabStreamRelay {
+    const relayed = metrics.eventsRelayed;
+    const sink = input.createSink((event) => relayed.inc({ transport: input.transport, event }));
+    const relay = new TabStreamRelay({
+      tabId: input.tabId,
+      after: input.after,
+      store,
+      bus: context.bus,
+      hub: context.hub,
+      sink,
+      logger: input.logger,
+      maxQueuedEvents: limits.streamQueueEvents,
+      maxBufferedBytes: limits.streamBufferBytes,
+      snapshotTimeoutMs: limits.snapshotTimeoutMs,
+      onEnd: (reason) => {
+        context.streams.delete(relay);
+        metrics.streamConnections.dec({ transport: input.transport });
+        if (reason !== 'closed') metrics.streamsCutOff.inc({ transport: input.transport, reason });
+        if (reason === 'slow_client')
+          input.logger.info({ tabId: input.tabId }, 'slow client cut off');
+      },
+    });
+    context.streams.add(relay);
+    metrics.streamConnections.inc({ transport: input.transport });
+    void relay.start();
+    return relay;
+  }
+
+  app.post(
+    '/v1/tabs/:tabId/stream-tickets',
+    {
+      schema: {
+        tags: ['streams'],
+        summary: 'A short-lived ticket, good for this tab only, to pass as ?ticket= on streams',
+        params: TabIdParamsSchema,
+        response: { 201: StreamTicketResponseSchema, ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const { tabId } = request.params;
+      await store.getTab(tabId, { tenantId });
+      return reply.code(201).send(tickets.issue({ tabId, tenantId, now: clock() }));
+    },
+  );
+
+  app.get(
+    '/v1/tabs/:tabId/events',
+    {
+      config: { auth: 'stream' },
+      schema: {
+        tags: ['streams'],
+        summary:
+          'Server-Sent Events: sealed chunks after Last-Event-ID / ?after=, the open block, then live events',
+        params: TabIdParamsSchema,
+        querystring: StreamQuerySchema,
+        headers: StreamHeadersSchema,
+        response: {
+          200: z.string().describe('text/event-stream'),
+          ...errorResponses(400, 401, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tabId } = request.params;
+      await store.getTab(tabId, { tenantId: tenantOf(request) });
+      // The header is what EventSource sends on its own reconnects: it is newer than ?after=.
+      const header = request.headers['last-event-id'];
+      const after = header === undefined ? (request.query.after ?? 0) : Number(header);
+      if (!Number.isSafeInteger(after)) throw new InvalidInputError('bad resume point');
+      reply.hijack();
+      const response = reply.raw;
+      response.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      response.write('retry: 1000\n\n');
+      const relay = startRelay({
+        tabId,
+        after,
+        transport: 'sse',
+        logger: request.log,
+        createSink: (onEvent) => createSseSink(response, onEvent),
+      });
+      request.raw.socket.on('close', () => relay.close());
+    },
+  );
+
+  app.route({
+    method: 'GET',
+    url: '/v1/tabs/:tabId/ws',
+    config: { auth: 'stream' },
+    schema: {
+      tags: ['streams'],
+      summary:
+        'WebSocket: the same events as JSON frames { event, data, id? }; resume with ?after=',
+      params: TabIdParamsSchema,
+      querystring: StreamQuerySchema,
+      response: errorResponses(400, 401, 404, 426, 429),
+    },
+    // Tenancy is checked before the upgrade, so another tenant's tab is a plain 404.
+    preHandler: async (request) => {
+      await store.getTab(request.params.tabId, { tenantId: tenantOf(request) });
+    },
+    // A plain GET (no Upgrade header): the route is documented in OpenAPI, and says how to use it.
+    handler: async (_request, reply) =>
+      reply
+        .code(426)
+        .header('upgrade', 'websocket')
+        .send({ error: { code: 'upgrade_required', message: 'open this route as a WebSocket' } }),
+    wsHandler: (socket, request) => {
+      const relay = startRelay({
+        tabId: request.params.tabId,
+        after: request.query.after ?? 0,
+        transport: 'ws',
+        logger: request.log,
+        createSink: (onEvent) => createWebSocketSink(socket, onEvent),
+      });
+      socket.on('close', () => relay.close());
+      socket.on('error', () => relay.close());
+    },
+  });
+};

@@ -1,0 +1,31 @@
+import type { ServerResponse } from 'node:http';
+import type { OutgoingEvent, StreamSink } from './stream-sink';
+
+/** After a final event, how long a client that does not read gets before its socket is dropped. */
+const END_GRACE_MS = 1_000;
+
+/** Writes relay events as Server-Sent Events (`event:`, `id:` on seals, `data:` JSON). */
+export function createSseSink(
+  response: ServerResponse,
+  onEvent: (event: OutgoingEvent['event']) => void,
+): StreamSink {
+  return {
+    send(event) {
+      const data = event.sharedDataJson ? event.sharedDataJson() : JSON.stringify(event.data);
+      const id = event.id === undefined ? '' : `id: ${event.id}\n`;
+      response.write(`event: ${event.event}\n${id}data: ${data}\n\n`);
+      onEvent(event.event);
+    },
+    bufferedBytes: () => response.writableLength,
+    heartbeat() {
+      response.write(': heartbeat\n\n');
+    },
+    end(final) {
+      if (response.writableEnded || response.destroyed) return;
+      if (final) response.end(`event: stream-end\ndata: ${JSON.stringify(final)}\n\n`);
+      else response.end();
+      // A client that stopped reading never drains the final event: do not hold its buffer.
+      setTimeout(() => response.destroy(), END_GRACE_MS).unref();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { LiveEvent } from '@chunklog/chunk-core';
+
+/** Why the gateway ended a stream; sent in the final `stream-end` event. */
+export type StreamEndReason = 'slow_client' | 'shutdown' | 'error';
+
+/** The last event of a stream the gateway ends: reconnect with `after` (or Last-Event-ID). */
+export interface StreamEnd {
+  reason: StreamEndReason;
+  /** The last seq this stream delivered. */
+  after: number;
+}
+
+/** One event on its way to a client; `shared` carries the hub's once-encoded JSON when unchanged. */
+export interface OutgoingEvent {
+  event: LiveEvent['event'];
+  data: LiveEvent['data'];
+  /** The seq, on `chunk-seal` events only. */
+  id?: number;
+  sharedDataJson?: () => string;
+}
+
+/** A transport (SSE response, WebSocket) the relay writes to. */
+export interface StreamSink {
+  send(event: OutgoingEvent): void;
+  /** Bytes accepted but not yet flushed to the network: the slow-client measure. */
+  bufferedBytes(): number;
+  heartbeat(): void;
+  /** Sends the final event (when given) and closes; the client may be gone already. */
+  end(final: StreamEnd | null): void;
+}

@@ -1,0 +1,298 @@
+import type { Bus } from '@chunklog/bus';
+import {
+  type Chunk,
+  type ChunkOpenEvent,
+  type OpenBlockSnapshot,
+  OpenBlockSnapshotSchema,
+  snapshotSubject,
+} from '@chunklog/chunk-core';
+import type { ChunkStore } from '@chunklog/store';
+import type { FastifyBaseLogger } from 'fastify';
+import type { OutgoingEvent, StreamEndReason, StreamSink } from './stream-sink';
+import type { HubEvent, TabEventHub } from './tab-event-hub';
+
+export interface TabStreamRelayOptions {
+  tabId: string;
+  /** Resume point: every chunk with seq > after is delivered. */
+  after: number;
+  store: ChunkStore;
+  bus: Bus;
+  hub: TabEventHub;
+  sink: StreamSink;
+  logger: FastifyBaseLogger;
+  /** Live events waiting to be written above which the client is cut off. */
+  maxQueuedEvents: number;
+  /** Bytes buffered in the transport above which the client is cut off. */
+  maxBufferedBytes: number;
+  snapshotTimeoutMs: number;
+  onEnd?: (reason: StreamEndReason | 'closed') => void;
+}
+
+const CATCH_UP_PAGE = 500;
+/** Recently sealed block ids, kept to drop late open/delta events of blocks already sealed. */
+const SEALED_MEMORY = 64;
+
+/**
+ * The resume contract of DESIGN section 7, shared by SSE and WebSocket: subscribe first
+ * (buffering), catch up from the store by seq, replay the open block, then relay live events,
+ * filling gaps from the store and trimming deltas so each seq and each character goes out once.
+ */
+export class TabStreamRelay {
+  private lastSeq: number;
+  /** The block this stream has opened and how many of its characters it has sent. */
+  private open: { id: string; sentLength: number } | null = null;
+  private readonly sealedIds = new Set<string>();
+  private readonly queue: HubEvent[] = [];
+  private live = false;
+  private pumping = false;
+  private ended = false;
+  private leaveHub: (() => void) | null = null;
+
+  constructor(private readonly options: TabStreamRelayOptions) {
+    this.lastSeq = options.after;
+  }
+
+  /** The last seq delivered (the resume point if the stream ends now). */
+  get deliveredSeq(): number {
+    return this.lastSeq;
+  }
+
+  async start(): Promise<void> {
+    const { hub, tabId } = this.options;
+    // Subscribing before reading the store is what makes the hand-over gap-free: anything
+    // sealed after the catch-up query is already in the queue.
+    this.leaveHub = await hub.join(tabId, (event) => this.receive(event));
+    if (this.ended) return this.leave();
+    try {
+      await this.catchUp(Number.POSITIVE_INFINITY);
+      await this.replayOpenBlock();
+      this.live = true;
+      await this.pump();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** The client went away: stop without a final event. */
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.leave();
+    this.options.onEnd?.('closed');
+  }
+
+  /** The gateway ends the stream, telling the client where to resume. */
+  end(reason: StreamEndReason): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.leave();
+    this.options.sink.end({ reason, after: this.lastSeq });
+    this.options.onEnd?.(reason);
+  }
+
+  heartbeat(): void {
+    if (!this.ended) this.options.sink.heartbeat();
+  }
+
+  private leave(): void {
+    this.queue.length = 0;
+    this.leaveHub?.();
+    this.leaveHub = null;
+  }
+
+  private receive(event: HubEvent): void {
+    if (this.ended) return;
+    this.queue.push(event);
+    if (this.queue.length > this.options.maxQueuedEvents) {
+      this.end('slow_client');
+      return;
+    }
+    if (this.live && !this.pumping) void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.ended) {
+        const event = this.queue.shift();
+        if (!event) break;
+        const pending = this.handle(event);
+        if (pending) await pending;
+        if (this.options.sink.bufferedBytes() > this.options.maxBufferedBytes) {
+          this.end('slow_client');
+          return;
+        }
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Returns a promise only when the event needs I/O (gap fill, snapshot), to keep the hot path sync. */
+  private handle(event: HubEvent): Promise<void> | undefined {
+    const live = event.live;
+    switch (live.event) {
+      case 'chunk-seal': {
+        const seq = live.data.chunk.seq;
+        if (seq <= this.lastSeq) return undefined;
+        if (seq > this.lastSeq + 1) {
+          return this.catchUp(seq - 1).then(() => this.sendSeal(live.data.chunk, event));
+        }
+        this.sendSeal(live.data.chunk, event);
+        return undefined;
+      }
+      case 'chunk-open': {
+        if (this.sealedIds.has(live.data.id) || this.open?.id === live.data.id) return undefined;
+        this.open = { id: live.data.id, sentLength: 0 };
+        this.send({ event: 'chunk-open', data: live.data, sharedDataJson: event.dataJson });
+        return undefined;
+      }
+      case 'chunk-delta': {
+        const { id, offset, text } = live.data;
+        if (this.sealedIds.has(id)) return undefined;
+        if (this.open?.id !== id || offset > this.open.sentLength) {
+          // A delta we cannot place (its open or an earlier delta never reached us): the
+          // worker's snapshot has the characters in between.
+          return this.resync(id).then(() => this.sendDelta(id, offset, text, event));
+        }
+        this.sendDelta(id, offset, text, event);
+        return undefined;
+      }
+      case 'turn-start':
+      case 'turn-done':
+        this.send({ event: live.event, data: live.data, sharedDataJson: event.dataJson });
+        return undefined;
+      default: {
+        const exhaustive: never = live;
+        throw new Error(`unknown live event ${JSON.stringify(exhaustive)}`);
+      }
+    }
+  }
+
+  private sendDelta(id: string, offset: number, text: string, event: HubEvent): void {
+    const open = this.open;
+    if (this.ended || open?.id !== id || offset > open.sentLength) return;
+    const end = offset + text.length;
+    if (end <= open.sentLength) return;
+    const unchanged = offset === open.sentLength;
+    const fresh = unchanged ? text : text.slice(open.sentLength - offset);
+    this.send({
+      event: 'chunk-delta',
+      data: { tabId: this.options.tabId, id, offset: open.sentLength, text: fresh },
+      sharedDataJson: unchanged ? event.dataJson : undefined,
+    });
+    open.sentLength = end;
+  }
+
+  private sendSeal(chunk: Chunk, event: HubEvent | null): void {
+    if (this.ended || chunk.seq <= this.lastSeq) return;
+    this.send({
+      event: 'chunk-seal',
+      data: { tabId: this.options.tabId, chunk },
+      id: chunk.seq,
+      sharedDataJson: event?.dataJson,
+    });
+    this.lastSeq = chunk.seq;
+    this.sealedIds.add(chunk.id);
+    if (this.sealedIds.size > SEALED_MEMORY) {
+      const oldest = this.sealedIds.values().next().value;
+      if (oldest !== undefined) this.sealedIds.delete(oldest);
+    }
+    if (this.open?.id === chunk.id) this.open = null;
+  }
+
+  /** Sends every stored chunk with lastSeq < seq <= untilSeq, in order. */
+  private async catchUp(untilSeq: number): Promise<void> {
+    while (!this.ended && this.lastSeq < untilSeq) {
+      const page = await this.options.store.page(this.options.tabId, {
+        after: this.lastSeq,
+        limit: CATCH_UP_PAGE,
+      });
+      const before = this.lastSeq;
+      for (const chunk of page.chunks) {
+        if (chunk.seq > untilSeq) break;
+        this.sendSeal(chunk, null);
+      }
+      if (!page.hasMore || this.lastSeq === before) return;
+    }
+  }
+
+  private async replayOpenBlock(): Promise<void> {
+    const tab = await this.options.store.getTab(this.options.tabId);
+    if (tab.status !== 'running') return;
+    const snapshot = await this.requestSnapshot();
+    const open = snapshot?.open;
+    if (!open || this.ended || this.sealedIds.has(open.id)) return;
+    // The snapshot's block follows open.lastSeq: deliver everything before it first.
+    if (open.lastSeq > this.lastSeq) await this.catchUp(open.lastSeq);
+    this.openFromSnapshot(open);
+  }
+
+  /** Brings a block we lost track of back from the worker's snapshot, if it is still open. */
+  private async resync(id: string): Promise<void> {
+    const snapshot = await this.requestSnapshot();
+    const open = snapshot?.open;
+    if (!open || open.id !== id || this.ended || this.sealedIds.has(id)) return;
+    if (this.open?.id === id) {
+      // Characters were missed mid-block: send just the ones this stream has not sent.
+      if (open.text.length > this.open.sentLength) {
+        this.send({
+          event: 'chunk-delta',
+          data: {
+            tabId: this.options.tabId,
+            id,
+            offset: this.open.sentLength,
+            text: open.text.slice(this.open.sentLength),
+          },
+        });
+        this.open.sentLength = open.text.length;
+      }
+      return;
+    }
+    this.openFromSnapshot(open);
+  }
+
+  private openFromSnapshot(open: NonNullable<OpenBlockSnapshot['open']>): void {
+    const tabId = this.options.tabId;
+    const data: ChunkOpenEvent = {
+      tabId,
+      id: open.id,
+      turnId: open.turnId,
+      step: open.step,
+      role: open.role,
+      type: open.type,
+    };
+    this.send({ event: 'chunk-open', data });
+    this.send({ event: 'chunk-delta', data: { tabId, id: open.id, offset: 0, text: open.text } });
+    this.open = { id: open.id, sentLength: open.text.length };
+  }
+
+  private async requestSnapshot(): Promise<OpenBlockSnapshot | null> {
+    try {
+      const reply = await this.options.bus.request(
+        snapshotSubject(this.options.tabId),
+        { tabId: this.options.tabId },
+        { timeoutMs: this.options.snapshotTimeoutMs },
+      );
+      const parsed = OpenBlockSnapshotSchema.safeParse(reply);
+      return parsed.success ? parsed.data : null;
+    } catch {
+      // No worker answered (the turn just ended, or its worker died): nothing is open that
+      // this stream could replay; the seal, if any, still comes from the store.
+      return null;
+    }
+  }
+
+  private send(event: OutgoingEvent): void {
+    if (!this.ended) this.options.sink.send(event);
+  }
+
+  private fail(error: unknown): void {
+    if (this.ended) return;
+    this.options.logger.warn({ err: error, tabId: this.options.tabId }, 'stream failed');
+    this.end('error');
+  }
+}

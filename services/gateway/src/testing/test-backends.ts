@@ -1,0 +1,74 @@
+/**
+ * The store/bus pairs gateway suites run on: the embedded ones always, the real Postgres +
+ * NATS when reachable and their adapters exist.
+ */
+
+import type { Bus, BusLogger } from '@chunklog/bus';
+import { createMemoryBus, createNatsBus } from '@chunklog/bus';
+import type { ChunkStore } from '@chunklog/store';
+import { createPgliteStore, createPostgresStore } from '@chunklog/store';
+import {
+  createTestDatabase,
+  testNatsUrl,
+  testPostgresUrl,
+  testSubjectPrefix,
+} from '../../../../test/infra';
+
+export interface Backend {
+  store: ChunkStore;
+  bus: Bus;
+  cleanup(): Promise<void>;
+}
+
+export interface BackendFactory {
+  name: string;
+  create(): Promise<Backend>;
+}
+
+const quiet: BusLogger = { info() {}, warn() {}, error() {} };
+
+/** Embedded: PGlite (in memory) and the in-process bus. */
+export const embeddedBackend: BackendFactory = {
+  name: 'embedded',
+  async create() {
+    const store = createPgliteStore();
+    await store.migrate();
+    const bus = createMemoryBus({ logger: quiet });
+    return {
+      store,
+      bus,
+      async cleanup() {
+        await bus.close();
+        await store.close();
+      },
+    };
+  },
+};
+
+/** Real Postgres (own database) and NATS (own subject prefix), or null when unavailable. */
+export async function realBackend(): Promise<BackendFactory | null> {
+  const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
+  if (!postgresUrl || !natsUrl) return null;
+  return {
+    name: 'postgres+nats',
+    async create() {
+      const database = await createTestDatabase(postgresUrl);
+      const store = createPostgresStore({ url: database.url });
+      await store.migrate();
+      const bus = await createNatsBus({
+        servers: natsUrl,
+        subjectPrefix: testSubjectPrefix(),
+        logger: quiet,
+      });
+      return {
+        store,
+        bus,
+        async cleanup() {
+          await bus.close();
+          await store.close();
+          await database.drop();
+        },
+      };
+    },
+  };
+}
