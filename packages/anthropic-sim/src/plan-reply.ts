@@ -59,7 +59,7 @@ const errorMessages: Record<ApiErrorType, string> = {
 
 /**
  * Decides the reply from the conversation. Directives come from the latest user message that
- * holds text (the turn's anchor); the step is the number of assistant messages after it. At
+ * holds text (the turn's anchor); the step is the number of tool-result messages after it. At
  * step 0 the directives shape the answer; when the last message brings tool results the reply
  * either calls tools again (`steps N`) or answers with those results.
  */
@@ -70,10 +70,12 @@ export function planReply(request: MessagesRequest, context: PlanReplyContext): 
   const parsed = parseDirectives(anchor ? textOf(anchor) : '');
   if (!parsed.ok) return { kind: 'invalid', message: `sim directive ${parsed.message}` };
   const directives = parsed.directives;
+  // Every user message after the anchor holds only tool results: each one closes a step. (An
+  // assistant prefill after the anchor does not.)
   const step =
     anchorIndex === -1
       ? 0
-      : messages.slice(anchorIndex + 1).filter((message) => message.role === 'assistant').length;
+      : messages.slice(anchorIndex + 1).filter((message) => message.role === 'user').length;
   const conversationKey = hashText(canonicalJson(messages.slice(0, anchorIndex + 1)));
   const delayMilliseconds = sum(directives, 'delay', (directive) => directive.milliseconds);
 

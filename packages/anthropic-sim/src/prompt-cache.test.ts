@@ -34,7 +34,7 @@ function withRollingBreakpoint(history: Anthropic.MessageParam[]): Anthropic.Mes
     const blocks = message.content.map((block, blockIndex) =>
       blockIndex === message.content.length - 1 ? { ...block, cache_control: ephemeral } : block,
     ) as Anthropic.ContentBlockParam[];
-    return { ...message, content: blocks };
+    return { ...message, content: blocks } as Anthropic.MessageParam;
   });
 }
 

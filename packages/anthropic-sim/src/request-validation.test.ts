@@ -1,0 +1,330 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSimulator, type Simulator } from './create-simulator';
+
+const model = 'claude-sonnet-4-6';
+let simulator: Simulator;
+let client: Anthropic;
+
+beforeAll(async () => {
+  simulator = await createSimulator({ logger: () => {} });
+  client = new Anthropic({ baseURL: simulator.url, apiKey: 'test', maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await simulator.close();
+});
+
+type Body = Record<string, unknown>;
+const weatherTool = { name: 'get_weather', input_schema: { type: 'object', properties: {} } };
+const toolUse = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: {} });
+const toolResult = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'sunny' });
+const text = (value: string) => ({ type: 'text', text: value });
+const signedThinking = (thinking: string) => ({
+  type: 'thinking',
+  thinking,
+  signature: simulator.signer.sign(thinking),
+});
+const request = (messages: unknown[], extra: Body = {}): Body => ({
+  model,
+  max_tokens: 2048,
+  tools: [weatherTool],
+  messages,
+  ...extra,
+});
+const thinkingOn = { thinking: { type: 'enabled', budget_tokens: 1024 } };
+
+/** Each API rule: a request it rejects (naming `path`) and the nearest request it accepts. */
+const rules: {
+  rule: string;
+  invalid: () => Body;
+  valid: () => Body;
+  path: string;
+  says: RegExp;
+}[] = [
+  {
+    rule: 'a tool_use needs its tool_result in the very next user message',
+    invalid: () =>
+      request([
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [toolUse('toolu_1')] },
+        { role: 'user', content: 'Well?' },
+      ]),
+    valid: () =>
+      request([
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [toolUse('toolu_1')] },
+        { role: 'user', content: [toolResult('toolu_1')] },
+      ]),
+    path: 'messages.1',
+    says: /tool_result/,
+  },
+  {
+    rule: 'tool_result blocks come first in their user message',
+    invalid: () =>
+      request([
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [toolUse('toolu_1')] },
+        { role: 'user', content: [text('By the way'), toolResult('toolu_1')] },
+      ]),
+    valid: () =>
+      request([
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [toolUse('toolu_1')] },
+        { role: 'user', content: [toolResult('toolu_1'), text('By the way')] },
+      ]),
+    path: 'messages.2.content.1',
+    says: /must come first/,
+  },
+  {
+    rule: 'tool_use ids match ^[a-zA-Z0-9_-]+$',
+    invalid: () =>
+      request([
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [toolUse('toolu.1')] },
+        { role: 'user', content: [toolResult('toolu.1')] },
+      ]),
+    valid: () =>
+      request([
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [toolUse('toolu-1_A')] },
+        { role: 'user', content: [toolResult('toolu-1_A')] },
+      ]),
+    path: 'messages.1.content.0.tool_use.id',
+    says: /pattern/,
+  },
+  {
+    rule: 'text blocks are not empty',
+    invalid: () => request([{ role: 'user', content: [text('Hi'), text('')] }]),
+    valid: () => request([{ role: 'user', content: [text('Hi'), text('there')] }]),
+    path: 'messages.0.content.1',
+    says: /non-empty/,
+  },
+  {
+    rule: 'text blocks are not whitespace only',
+    invalid: () => request([{ role: 'user', content: [text(' \n\t')] }]),
+    valid: () => request([{ role: 'user', content: [text(' x ')] }]),
+    path: 'messages.0.content.0',
+    says: /non-whitespace/,
+  },
+  {
+    rule: 'messages have content, except a final assistant prefill',
+    invalid: () =>
+      request([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [] },
+        { role: 'user', content: 'Again' },
+      ]),
+    valid: () =>
+      request([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [] },
+      ]),
+    path: 'messages.1',
+    says: /non-empty content/,
+  },
+  {
+    rule: 'with thinking on, the final assistant message of a tool turn starts with thinking',
+    invalid: () =>
+      request(
+        [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: [toolUse('toolu_1')] },
+          { role: 'user', content: [toolResult('toolu_1')] },
+        ],
+        thinkingOn,
+      ),
+    valid: () =>
+      request(
+        [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: [signedThinking('Check it.'), toolUse('toolu_1')] },
+          { role: 'user', content: [toolResult('toolu_1')] },
+        ],
+        thinkingOn,
+      ),
+    path: 'messages.1.content.0.type',
+    says: /Expected `thinking`/,
+  },
+  {
+    rule: 'a thinking block is not the last block of an assistant message',
+    invalid: () =>
+      request([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [signedThinking('Hmm.')] },
+        { role: 'user', content: 'Go on' },
+      ]),
+    valid: () =>
+      request([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [signedThinking('Hmm.'), text('Hello')] },
+        { role: 'user', content: 'Go on' },
+      ]),
+    path: 'messages.1.content.0',
+    says: /final block/,
+  },
+  {
+    rule: 'a thinking block whose text changed fails its signature',
+    invalid: () =>
+      request([
+        { role: 'user', content: 'Hi' },
+        {
+          role: 'assistant',
+          content: [
+            { ...signedThinking('Original thought.'), thinking: 'Original thought!' },
+            text('Hello'),
+          ],
+        },
+        { role: 'user', content: 'Go on' },
+      ]),
+    valid: () =>
+      request([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [signedThinking('Original thought.'), text('Hello')] },
+        { role: 'user', content: 'Go on' },
+      ]),
+    path: 'messages.1.content.0',
+    says: /^Invalid signature in thinking block$/,
+  },
+  {
+    rule: 'a thinking block whose signature changed is rejected',
+    invalid: () => {
+      const thinking = signedThinking('Original thought.');
+      const flipped = `${thinking.signature.slice(0, 5)}${thinking.signature[5] === 'A' ? 'B' : 'A'}${thinking.signature.slice(6)}`;
+      return request([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [{ ...thinking, signature: flipped }, text('Hello')] },
+        { role: 'user', content: 'Go on' },
+      ]);
+    },
+    valid: () =>
+      request([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [signedThinking('Original thought.'), text('Hello')] },
+        { role: 'user', content: 'Go on' },
+      ]),
+    path: 'messages.1.content.0',
+    says: /^Invalid signature in thinking block$/,
+  },
+  {
+    rule: 'at most 4 cache_control breakpoints',
+    invalid: () =>
+      request([
+        {
+          role: 'user',
+          content: ['a', 'b', 'c', 'd', 'e'].map((value) => ({
+            ...text(value),
+            cache_control: { type: 'ephemeral' },
+          })),
+        },
+      ]),
+    valid: () =>
+      request([
+        {
+          role: 'user',
+          content: ['a', 'b', 'c', 'd', 'e'].map((value, index) => ({
+            ...text(value),
+            ...(index < 4 ? { cache_control: { type: 'ephemeral' } } : {}),
+          })),
+        },
+      ]),
+    path: '',
+    says: /maximum of 4 blocks with cache_control/,
+  },
+  {
+    rule: 'thinking budget_tokens is at least 1024',
+    invalid: () =>
+      request([{ role: 'user', content: 'Hi' }], {
+        thinking: { type: 'enabled', budget_tokens: 1023 },
+      }),
+    valid: () => request([{ role: 'user', content: 'Hi' }], thinkingOn),
+    path: 'thinking.enabled.budget_tokens',
+    says: /1024/,
+  },
+  {
+    rule: 'thinking budget_tokens is below max_tokens',
+    invalid: () =>
+      request([{ role: 'user', content: 'Hi' }], {
+        max_tokens: 1024,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+      }),
+    valid: () =>
+      request([{ role: 'user', content: 'Hi' }], {
+        max_tokens: 1025,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+      }),
+    path: 'max_tokens',
+    says: /budget_tokens/,
+  },
+  {
+    rule: 'tool names match ^[a-zA-Z0-9_-]{1,64}$',
+    invalid: () =>
+      request([{ role: 'user', content: 'Hi' }], {
+        tools: [{ ...weatherTool, name: 'get weather' }],
+      }),
+    valid: () =>
+      request([{ role: 'user', content: 'Hi' }], {
+        tools: [{ ...weatherTool, name: 'get-weather_2' }],
+      }),
+    path: 'tools.0.name',
+    says: /pattern/,
+  },
+  {
+    rule: 'model, max_tokens and messages are required',
+    invalid: () => ({ model, messages: [{ role: 'user', content: 'Hi' }] }),
+    valid: () => ({ model, max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] }),
+    path: 'max_tokens',
+    says: /Field required/,
+  },
+];
+
+async function send(body: Body) {
+  return client.messages
+    .create(body as unknown as Anthropic.MessageCreateParamsNonStreaming)
+    .catch((caught: unknown) => caught);
+}
+
+describe('request validation', () => {
+  it.each(rules)('$rule', async ({ invalid, valid, path, says }) => {
+    const rejected = await send(invalid());
+    expect(rejected).toBeInstanceOf(Anthropic.BadRequestError);
+    const error = rejected as InstanceType<typeof Anthropic.BadRequestError>;
+    expect(error.type).toBe('invalid_request_error');
+    const message = error.apiMessage ?? '';
+    const prefix = path ? `${path}: ` : '';
+    expect(message.startsWith(prefix)).toBe(true);
+    expect(message.slice(prefix.length)).toMatch(says);
+
+    const accepted = await send(valid());
+    expect(accepted).not.toBeInstanceOf(Error);
+    expect(accepted).toMatchObject({ type: 'message', role: 'assistant' });
+  });
+
+  it('accepts a thinking block replayed byte-exact from an earlier streamed reply', async () => {
+    const opening = {
+      role: 'user' as const,
+      content: 'Check [[sim: think "Let me look."]] [[sim: tool get_weather {}]]',
+    };
+    const params = {
+      model,
+      max_tokens: 2048,
+      thinking: { type: 'enabled' as const, budget_tokens: 1024 },
+      tools: [weatherTool as Anthropic.Tool],
+    };
+    const first = await client.messages.stream({ ...params, messages: [opening] }).finalMessage();
+    const call = first.content.find((block) => block.type === 'tool_use');
+    if (!call) throw new Error('expected a tool call');
+    const second = await client.messages.create({
+      ...params,
+      messages: [
+        opening,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'rain' }] },
+      ],
+    });
+    expect(second.content.at(-1)).toMatchObject({
+      type: 'text',
+      text: expect.stringContaining('rain'),
+    });
+  });
+});
