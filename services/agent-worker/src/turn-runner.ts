@@ -12,7 +12,7 @@ import type { ChunkStore, InboxMessage } from '@chunklog/store';
 import type { Logger } from './logger';
 import { errorStatus, type RetryPolicy, retryDelay } from './retry-policy';
 import { buildStepRequest } from './step-request';
-import { streamStep } from './stream-step';
+import { type StepToolCall, streamStep } from './stream-step';
 import { type ChunkToAppend, LeaseLostError, type TabSession } from './tab-session';
 import type { ToolRegistry } from './tool-registry';
 
@@ -140,15 +140,21 @@ export async function runTurn(input: {
     );
   };
 
-  const runTools = async (calls: ToolCallData[], step: number) => {
+  const runTools = async (calls: StepToolCall[], step: number) => {
     const all = Promise.all(
       calls.map(async (call) => {
-        const outcome = await tools.run(call.name, call.arguments, {
-          tabId,
-          turnId,
-          callId: call.callId,
-          signal,
-        });
+        const outcome =
+          call.invalidInput === undefined
+            ? await tools.run(call.name, call.arguments, {
+                tabId,
+                turnId,
+                callId: call.callId,
+                signal,
+              })
+            : {
+                result: `The tool input was not a JSON object: ${call.invalidInput.slice(0, 500)}`,
+                isError: true,
+              };
         // A cancelled turn answers its calls itself; a late result must not land after that.
         if (signal.aborted) return;
         await append([
@@ -212,7 +218,7 @@ export async function runTurn(input: {
         .describe(config.tools)
         .filter((tool) => !deps.excludeTools?.includes(tool.name));
 
-      let toolCalls: ToolCallData[] = [];
+      let toolCalls: StepToolCall[] = [];
       let stopReason: string | null = null;
       for (let attempt = 1; ; attempt++) {
         // Rebuilt per attempt: a failed attempt may have sealed chunks the retry must carry.

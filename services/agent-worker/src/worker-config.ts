@@ -9,7 +9,7 @@ export const WorkerConfigSchema = z.object({
   NATS_SUBJECT_PREFIX: z.string().optional(),
   ANTHROPIC_API_KEY: z.string().min(1, 'ANTHROPIC_API_KEY is required'),
   ANTHROPIC_BASE_URL: z.url().optional(),
-  MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
   MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(4096),
   LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(15_000),

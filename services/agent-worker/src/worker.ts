@@ -335,7 +335,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     async start() {
       stopping = false;
       if (deps.remoteTools ?? true) await remote.start();
-      subscriptions.push(await bus.consume(INTAKE_QUEUE, intake));
+      subscriptions.push(await bus.consume(INTAKE_QUEUE, intake, { concurrency: 4 }));
       sweeper = setInterval(() => void sweep(), sweepMs);
       void sweep();
       logger.info('worker started', { workerId, leaseMs, tools: registry.names() });

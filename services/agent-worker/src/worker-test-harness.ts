@@ -1,0 +1,166 @@
+/**
+ * Test wiring shared by the worker's suites: a real store (Postgres, or PGlite), a real bus
+ * (NATS with its own subject prefix, or the in-process bus), the Anthropic simulator behind
+ * the real SDK, a stand-in for the gateway's enqueue, and a recorder of live events.
+ * Not a test itself; imported only by *.test.ts files and the benchmark.
+ */
+import { randomUUID } from 'node:crypto';
+import Anthropic from '@anthropic-ai/sdk';
+import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
+import { type Bus, createMemoryBus, createNatsBus } from '@chunklog/bus';
+import {
+  type Chunk,
+  INTAKE_QUEUE,
+  type LiveEvent,
+  LiveEventSchema,
+  type MessageCommand,
+  type Tab,
+  type TabConfig,
+} from '@chunklog/chunk-core';
+import { type ChunkStore, createPostgresStore } from '@chunklog/store';
+import {
+  createTestDatabase,
+  type TestDatabase,
+  testNatsUrl,
+  testPostgresUrl,
+  testSubjectPrefix,
+} from '../../../test/infra';
+import { createLogger } from './logger';
+import { createWorker, type Worker, type WorkerDependencies } from './worker';
+
+export interface Harness {
+  store: ChunkStore;
+  bus: Bus;
+  simulator: Simulator;
+  anthropic: Anthropic;
+  /** Present in NATS mode, for child processes. */
+  natsUrl?: string;
+  subjectPrefix?: string;
+  databaseUrl: string;
+  tenantId: string;
+  /** Every live event received, in order, per tab. */
+  events: Map<string, LiveEvent[]>;
+  newTab(config?: TabConfig): Promise<Tab>;
+  /** What the gateway does on POST /messages: a durable intake item with msgId = chunkId. */
+  send(tabId: string, text: string, mode?: MessageCommand['mode']): Promise<string>;
+  startWorker(overrides?: Partial<WorkerDependencies>): Promise<Worker>;
+  /** Resolves once the tab has `count` turn-done events. */
+  turnsDone(tabId: string, count: number, timeoutMs?: number): Promise<LiveEvent[]>;
+  close(): Promise<void>;
+}
+
+export const fastRetry = {
+  maxAttempts: 4,
+  baseDelayMs: 20,
+  maxDelayMs: 200,
+  maxRetryAfterMs: 5_000,
+};
+
+/**
+ * Null when the real servers the mode needs are unreachable (test/infra warns loudly).
+ * `memory` runs on the in-process bus of the all-in-one mode; the store is the real Postgres
+ * in both modes (PGlite takes ~25 s to boot on a loaded machine; the store's own contract
+ * suite keeps it identical to Postgres).
+ */
+export async function createHarness(bus: 'nats' | 'memory' = 'nats'): Promise<Harness | null> {
+  const postgresUrl = await testPostgresUrl();
+  const natsUrl = bus === 'nats' ? await testNatsUrl() : undefined;
+  if (!postgresUrl || natsUrl === null) return null;
+  const database: TestDatabase = await createTestDatabase(postgresUrl);
+  const store: ChunkStore = createPostgresStore({ url: database.url });
+  const subjectPrefix = natsUrl ? testSubjectPrefix() : undefined;
+  const theBus: Bus = natsUrl
+    ? await createNatsBus({ servers: natsUrl, subjectPrefix: subjectPrefix! })
+    : createMemoryBus();
+  await store.migrate();
+  const simulator = await createSimulator({ logger: () => {} });
+  const anthropic = new Anthropic({ apiKey: 'test-key', baseURL: simulator.url, maxRetries: 0 });
+  const tenantId = (await store.createTenant({ name: `tenant-${randomUUID()}` })).id;
+  const events = new Map<string, LiveEvent[]>();
+  const waiters = new Set<() => void>();
+  const subscription = await theBus.subscribe('chunklog.tab.*.evt.*', (payload, subject) => {
+    const [, tabId, kind] = /chunklog\.tab\.([^.]+)\.evt\.([^.]+)$/.exec(subject) ?? [];
+    const parsed = LiveEventSchema.safeParse({ event: kind, data: payload });
+    if (!parsed.success || !tabId) return;
+    const list = events.get(tabId) ?? [];
+    list.push(parsed.data);
+    events.set(tabId, list);
+    for (const waiter of waiters) waiter();
+  });
+  const workers: Worker[] = [];
+
+  return {
+    store,
+    bus: theBus,
+    simulator,
+    anthropic,
+    ...(natsUrl ? { natsUrl } : {}),
+    ...(subjectPrefix ? { subjectPrefix } : {}),
+    databaseUrl: database.url,
+    tenantId,
+    events,
+    newTab: (config) => store.createTab({ tenantId, title: 'test', ...(config ? { config } : {}) }),
+    async send(tabId, text, mode = 'interrupt') {
+      const chunkId = randomUUID();
+      const command: MessageCommand = { tabId, chunkId, text, mode, acceptedAt: Date.now() };
+      await theBus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
+      return chunkId;
+    },
+    async startWorker(overrides = {}) {
+      const worker = createWorker({
+        store,
+        bus: theBus,
+        anthropic,
+        workerId: `worker-${randomUUID().slice(0, 8)}`,
+        leaseMs: 2_000,
+        maxSteps: 10,
+        model: 'claude-sonnet-4-6',
+        logger: createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent'),
+        retry: fastRetry,
+        sweepMs: 200,
+        stopTimeoutMs: 2_000,
+        ...overrides,
+      });
+      await worker.start();
+      workers.push(worker);
+      return worker;
+    },
+    turnsDone(tabId, count, timeoutMs = 20_000) {
+      const done = () => (events.get(tabId) ?? []).filter((event) => event.event === 'turn-done');
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const list = done();
+          if (list.length >= count) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(list);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`tab ${tabId}: ${done().length} of ${count} turns done in time`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      await Promise.allSettled(workers.map((worker) => worker.stop()));
+      await subscription.stop();
+      await simulator.close();
+      await theBus.close();
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
+/** The log's seqs are 1..n with no gap, and no chunk id appears twice. */
+export function assertGapFree(log: readonly Chunk[]): void {
+  log.forEach((chunk, index) => {
+    if (chunk.seq !== index + 1) throw new Error(`seq gap at ${index}: ${chunk.seq}`);
+  });
+  if (new Set(log.map((chunk) => chunk.id)).size !== log.length) {
+    throw new Error('duplicate chunk id in the log');
+  }
+}
