@@ -39,9 +39,22 @@ async function collect(bus: Bus, pattern: string) {
   return { received, subscription };
 }
 
-export function busContract(adapterName: string, createBus: () => Promise<Bus>): void {
+/** How the contract suite reaches an adapter. */
+export interface BusContractSetup {
+  /** A new bus (on NATS: a new connection). */
+  createBus(): Promise<Bus>;
+  /**
+   * A second party on the same broker as `bus`, the way a gateway and a worker are: on NATS
+   * another connection, in process the same bus (processes cannot share an in-process bus).
+   */
+  createPeer(bus: Bus): Promise<Bus>;
+}
+
+export function busContract(adapterName: string, setup: BusContractSetup): void {
+  const { createBus } = setup;
   describe(`Bus contract: ${adapterName}`, () => {
     let bus: Bus;
+    let peer: Bus;
     const subscriptions: Subscription[] = [];
     const track = <T extends Subscription>(subscription: T): T => {
       subscriptions.push(subscription);
@@ -50,9 +63,11 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
 
     beforeAll(async () => {
       bus = await createBus();
+      peer = await setup.createPeer(bus);
     });
     afterAll(async () => {
       for (const subscription of subscriptions) await subscription.stop();
+      await peer?.close();
       await bus?.close();
     });
 
@@ -64,13 +79,13 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
         const everything = await collect(bus, `chunklog.tab.${tab}.>`);
         for (const { subscription } of [single, tabEvents, everything]) track(subscription);
 
-        await bus.publish(`chunklog.tab.${tab}.evt.chunk-seal`, { n: 1 });
-        await bus.publish(`chunklog.tab.${tab}.evt.chunk-open`, { n: 2 });
-        await bus.publish(`chunklog.tab.${tab}.cmd.cancel`, { n: 3 });
-        await bus.publish(`chunklog.tab.${tab}`, { n: 4 });
-        await bus.publish(`chunklog.tab.${tab}.evt.chunk-seal.extra`, { n: 5 });
+        await peer.publish(`chunklog.tab.${tab}.evt.chunk-seal`, { n: 1 });
+        await peer.publish(`chunklog.tab.${tab}.evt.chunk-open`, { n: 2 });
+        await peer.publish(`chunklog.tab.${tab}.cmd.cancel`, { n: 3 });
+        await peer.publish(`chunklog.tab.${tab}`, { n: 4 });
+        await peer.publish(`chunklog.tab.${tab}.evt.chunk-seal.extra`, { n: 5 });
         // A sentinel every pattern matches: once it is in, everything before it is in too.
-        await bus.publish(`chunklog.tab.${tab}.evt.chunk-seal`, { n: 'end' });
+        await peer.publish(`chunklog.tab.${tab}.evt.chunk-seal`, { n: 'end' });
         for (const { received } of [single, tabEvents, everything]) {
           await waitUntil(
             () => received.some(({ payload }) => (payload as { n: unknown }).n === 'end'),
@@ -95,13 +110,26 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
         const { received, subscription } = await collect(bus, subject);
         track(subscription);
         for (let index = 0; index < 1_000; index++) {
-          await bus.publish(subject, { index });
+          await peer.publish(subject, { index });
         }
         await waitUntil(() => received.length >= 1_000, '1,000 messages arrive');
         await sleep(50);
         expect(received.map(({ payload }) => (payload as { index: number }).index)).toEqual(
           Array.from({ length: 1_000 }, (_, index) => index),
         );
+      });
+
+      it('is live for other parties as soon as subscribe() and serve() resolve', async () => {
+        for (let attempt = 0; attempt < 20; attempt++) {
+          const subject = `chunklog.test.${unique('live')}`;
+          const { received, subscription } = await collect(bus, subject);
+          track(subscription);
+          await peer.publish(subject, attempt);
+          await waitUntil(() => received.length === 1, `message ${attempt} arrives`, 2_000);
+          const served = `chunklog.test.${unique('served')}`;
+          track(await bus.serve(served, async () => attempt));
+          expect(await peer.request(served, null)).toBe(attempt);
+        }
       });
 
       it('calls handlers asynchronously, never inside publish()', async () => {
@@ -175,7 +203,7 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
             echo: payload,
           })),
         );
-        const reply = await bus.request(`chunklog.tab.${tab}.snapshot`, { ask: 1 });
+        const reply = await peer.request(`chunklog.tab.${tab}.snapshot`, { ask: 1 });
         expect(reply).toEqual({ subject: `chunklog.tab.${tab}.snapshot`, echo: { ask: 1 } });
       });
 
@@ -231,7 +259,7 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
           );
         }
         const replies = await Promise.all(
-          Array.from({ length: 60 }, (_, index) => bus.request(subject, index)),
+          Array.from({ length: 60 }, (_, index) => peer.request(subject, index)),
         );
         await sleep(100);
         expect(calls.reduce((sum, count) => sum + count, 0)).toBe(60);
@@ -256,10 +284,14 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
           await item.ack();
         };
         track(await bus.consume(queue, handlerFor(0), { ackWaitMs: 10_000, concurrency: 4 }));
-        track(await bus.consume(queue, handlerFor(1), { ackWaitMs: 10_000, concurrency: 4 }));
+        track(await peer.consume(queue, handlerFor(1), { ackWaitMs: 10_000, concurrency: 4 }));
         await Promise.all(
           Array.from({ length: total }, (_, index) =>
-            bus.enqueue(queue, { index }, { msgId: `${queue}-${index}` }),
+            (index % 2 === 0 ? bus : peer).enqueue(
+              queue,
+              { index },
+              { msgId: `${queue}-${index}` },
+            ),
           ),
         );
         await waitUntil(() => seen.size === total, 'every item is processed', 30_000);
@@ -273,7 +305,7 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
       it('keeps items enqueued while no consumer runs and delivers them in order later', async () => {
         const queue = unique('early');
         for (let index = 0; index < 5; index++) {
-          await bus.enqueue(queue, { index }, { msgId: `${queue}-${index}` });
+          await peer.enqueue(queue, { index }, { msgId: `${queue}-${index}` });
         }
         await sleep(200);
         const received: number[] = [];
@@ -290,7 +322,7 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
       it('stores a msgId once within the dedupe window', async () => {
         const queue = unique('dedupe');
         await bus.enqueue(queue, { version: 1 }, { msgId: 'same' });
-        await bus.enqueue(queue, { version: 2 }, { msgId: 'same' });
+        await peer.enqueue(queue, { version: 2 }, { msgId: 'same' });
         await bus.enqueue(queue, { version: 3 }, { msgId: 'other' });
         await bus.enqueue(queue, { version: 4 }, { msgId: 'same' });
         const received: unknown[] = [];
@@ -322,7 +354,7 @@ export function busContract(adapterName: string, createBus: () => Promise<Bus>):
         await dead.stop();
         const redelivered: { count: number; at: number; data: unknown }[] = [];
         track(
-          await bus.consume(
+          await peer.consume(
             queue,
             async (item) => {
               redelivered.push({ count: item.deliveryCount, at: Date.now(), data: item.data });

@@ -23,14 +23,21 @@ export interface WorkItem<T = unknown> {
 export interface Bus {
   /** Fire-and-forget publish (live events, notices). */
   publish(subject: string, payload: unknown): Promise<void>;
-  /** Every message on subjects matching the pattern, in publish order per publisher. */
+  /**
+   * Every message on subjects matching the pattern, in publish order per publisher. Resolves
+   * once the subscription is live: anything published after that, by anyone, is delivered.
+   * Handlers run asynchronously, never inside publish().
+   */
   subscribe(
     pattern: string,
     handler: (payload: unknown, subject: string) => void,
   ): Promise<Subscription>;
   /** Request/reply; rejects with a timeout or no-responders error. */
   request(subject: string, payload: unknown, options?: { timeoutMs?: number }): Promise<unknown>;
-  /** Answers requests on a subject; with a queue name only one member of the group answers each. */
+  /**
+   * Answers requests on a subject; with a queue name only one member of the group answers each.
+   * A handler's error reaches the requester as the same named error (NotFoundError, ...).
+   */
   serve(
     subject: string,
     handler: (payload: unknown, subject: string) => Promise<unknown>,

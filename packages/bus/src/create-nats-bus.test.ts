@@ -29,12 +29,13 @@ if (natsUrl === null) {
   console.warn('!!! SKIPPED: the NATS bus contract suite (no NATS server reachable)');
 } else {
   afterAll(() => deleteStreams(natsUrl));
-  busContract('NATS', () =>
+  const createBus = () =>
     createNatsBus({
       servers: natsUrl,
       subjectPrefix,
       name: 'chunklog-bus-test',
       logger: quietLogger,
-    }),
-  );
+    });
+  // Every party gets its own connection, as a gateway and a worker would.
+  busContract('NATS', { createBus, createPeer: () => createBus() });
 }

@@ -257,6 +257,23 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
 
   const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  /**
+   * A round trip after SUB: once the server answers, it has registered the subscription, so a
+   * caller that subscribes and then reads Postgres (the gateway's resume) misses no event
+   * published by another connection in between. While disconnected, the client re-subscribes
+   * on reconnect anyway, so waiting is capped rather than hanging until the server is back.
+   */
+  async function confirmSubscribed(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      connection.flush().catch(() => undefined),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, 2_000);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   return {
     async publish(subject, payload) {
       assertValidSubject(subject, { wildcards: false });
@@ -295,6 +312,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           }
         },
       });
+      await confirmSubscribed();
       return {
         async stop() {
           if (!subscription.isClosed()) subscription.unsubscribe();
@@ -366,6 +384,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
             );
         },
       });
+      await confirmSubscribed();
       return {
         async stop() {
           if (!subscription.isClosed()) subscription.unsubscribe();
