@@ -94,7 +94,8 @@ describe('double texting', () => {
     expect(turns).toHaveLength(2);
     const second = log.filter((chunk) => chunk.turnId === turns[1]);
     expect(second[0]).toMatchObject({ id: queuedId, step: 0, role: 'user', type: 'text' });
-    expect(second.at(-1)!.type === 'text' && second.at(-1)!.data.text).toBe('two');
+    const reply = second.at(-1)!;
+    expect(reply.type === 'text' && reply.data.text).toBe('two');
     // The first turn was over (turn-done) before the second started.
     const events = harness.events.get(tab.id)!;
     const firstDone = events.findIndex((event) => event.event === 'turn-done');
