@@ -41,12 +41,12 @@ function contentOfRecording(payloads: Payload[]): ReplyBlock[] {
       blocks[index] = { ...(payload.content_block as object) };
       json[index] = '';
     } else if (payload.type === 'content_block_delta') {
-      const delta = payload.delta as Record<string, string>;
+      const delta = payload.delta as Record<string, string | undefined>;
       const block = blocks[index] as Record<string, string>;
-      if (delta.type === 'text_delta') block.text += delta.text;
-      if (delta.type === 'thinking_delta') block.thinking += delta.thinking;
+      if (delta.type === 'text_delta') block.text = `${block.text}${delta.text}`;
+      if (delta.type === 'thinking_delta') block.thinking = `${block.thinking}${delta.thinking}`;
       if (delta.type === 'signature_delta') block.signature = delta.signature ?? '';
-      if (delta.type === 'input_json_delta') json[index] += delta.partial_json;
+      if (delta.type === 'input_json_delta') json[index] = `${json[index]}${delta.partial_json}`;
     } else if (payload.type === 'content_block_stop') {
       const block = blocks[index] as Record<string, unknown>;
       if (block.type === 'tool_use') {
