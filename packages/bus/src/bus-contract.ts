@@ -6,7 +6,12 @@ import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus, Subscription, WorkItem } from './bus';
-import { NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './bus-errors';
+import {
+  BusUnavailableError,
+  NoRespondersError,
+  RemoteHandlerError,
+  RequestTimeoutError,
+} from './bus-errors';
 
 /** Polls until the condition holds; fails with the description after timeoutMs. */
 export async function waitUntil(
@@ -378,7 +383,7 @@ export function busContract(adapterName: string, setup: BusContractSetup): void 
         track(
           await bus.consume(queue, async (item) => {
             deliveries.push({ count: item.deliveryCount, at: Date.now() });
-            if (item.deliveryCount === 1) await item.nak(600);
+            if (item.deliveryCount === 1) await item.nak(1_000);
             else if (item.deliveryCount === 2) await item.nak();
             else await item.ack();
           }),
@@ -387,8 +392,8 @@ export function busContract(adapterName: string, setup: BusContractSetup): void 
         await waitUntil(() => deliveries.length === 3, 'three deliveries');
         const [first, second, third] = deliveries;
         expect(deliveries.map(({ count }) => count)).toEqual([1, 2, 3]);
-        expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(500);
-        expect((third?.at ?? 0) - (second?.at ?? 0)).toBeLessThan(400);
+        expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(900);
+        expect((third?.at ?? 0) - (second?.at ?? 0)).toBeLessThan(600);
       });
 
       it('redelivers the item of a handler that threw', async () => {
@@ -444,6 +449,18 @@ export function busContract(adapterName: string, setup: BusContractSetup): void 
         expect(await own.ready()).toBe(true);
         await own.close();
         expect(await own.ready()).toBe(false);
+        await expect(own.publish('chunklog.test.closed', 1)).rejects.toBeInstanceOf(
+          BusUnavailableError,
+        );
+        await expect(own.subscribe('chunklog.test.closed', () => {})).rejects.toBeInstanceOf(
+          BusUnavailableError,
+        );
+        await expect(own.request('chunklog.test.closed', 1)).rejects.toBeInstanceOf(
+          BusUnavailableError,
+        );
+        await expect(own.enqueue('closed', 1, { msgId: 'a' })).rejects.toBeInstanceOf(
+          BusUnavailableError,
+        );
       });
     });
   });

@@ -18,6 +18,7 @@ import {
   connect,
   DrainingConnectionError,
   headers,
+  type Msg,
   type NatsConnection,
   NoRespondersError as NatsNoRespondersError,
   nanos,
@@ -257,6 +258,26 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
 
   const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  /** Subscribes on the wire (prefix added) and resolves once the server has the subscription. */
+  async function listen(
+    pattern: string,
+    queue: string | undefined,
+    callback: (error: Error | null, message: Msg) => void,
+  ): Promise<Subscription> {
+    let subscription: ReturnType<NatsConnection['subscribe']>;
+    try {
+      subscription = connection.subscribe(toWire(pattern), { queue, callback });
+    } catch (error) {
+      throw unavailable(error, `subscribing to ${pattern}`);
+    }
+    await confirmSubscribed();
+    return {
+      async stop() {
+        if (!subscription.isClosed()) subscription.unsubscribe();
+      },
+    };
+  }
+
   /**
    * A round trip after SUB: once the server answers, it has registered the subscription, so a
    * caller that subscribes and then reads Postgres (the gateway's resume) misses no event
@@ -286,38 +307,30 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
 
     async subscribe(pattern, handler) {
       assertValidSubject(pattern, { wildcards: true });
-      const subscription = connection.subscribe(toWire(pattern), {
-        callback: (error, message) => {
-          if (error !== null) {
-            logger.error({ pattern, error }, 'subscription failed');
-            return;
+      return listen(pattern, undefined, (error, message) => {
+        if (error !== null) {
+          logger.error({ pattern, error }, 'subscription failed');
+          return;
+        }
+        const subject = fromWire(message.subject);
+        let payload: unknown;
+        try {
+          payload = decodePayload(message.string());
+        } catch (parseError) {
+          logger.warn({ subject, error: parseError }, 'dropped a message that is not JSON');
+          return;
+        }
+        try {
+          const result: unknown = handler(payload, subject);
+          if (result instanceof Promise) {
+            result.catch((handlerError: unknown) =>
+              logger.error({ subject, error: handlerError }, 'subscription handler failed'),
+            );
           }
-          const subject = fromWire(message.subject);
-          let payload: unknown;
-          try {
-            payload = decodePayload(message.string());
-          } catch (parseError) {
-            logger.warn({ subject, error: parseError }, 'dropped a message that is not JSON');
-            return;
-          }
-          try {
-            const result: unknown = handler(payload, subject);
-            if (result instanceof Promise) {
-              result.catch((handlerError: unknown) =>
-                logger.error({ subject, error: handlerError }, 'subscription handler failed'),
-              );
-            }
-          } catch (handlerError) {
-            logger.error({ subject, error: handlerError }, 'subscription handler failed');
-          }
-        },
+        } catch (handlerError) {
+          logger.error({ subject, error: handlerError }, 'subscription handler failed');
+        }
       });
-      await confirmSubscribed();
-      return {
-        async stop() {
-          if (!subscription.isClosed()) subscription.unsubscribe();
-        },
-      };
     },
 
     async request(subject, payload, requestOptions) {
@@ -353,43 +366,34 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
 
     async serve(subject, handler, serveOptions) {
       assertValidSubject(subject, { wildcards: true });
-      const subscription = connection.subscribe(toWire(subject), {
-        queue: serveOptions?.queue,
-        callback: (error, message) => {
-          if (error !== null) {
-            logger.error({ subject, error }, 'serving subscription failed');
-            return;
-          }
-          const respondWithError = (failure: unknown) => {
-            const errorHeaders = headers();
-            errorHeaders.set(ERROR_REPLY_HEADER, '1');
-            message.respond(encodePayload(toRemoteError(failure)), { headers: errorHeaders });
-          };
-          Promise.resolve()
-            .then(() => {
-              let payload: unknown;
-              try {
-                payload = decodePayload(message.string());
-              } catch (parseError) {
-                throw new InvalidInputError('request payload is not JSON', { cause: parseError });
-              }
-              return handler(payload, fromWire(message.subject));
-            })
-            .then(
-              (value) => message.respond(encodePayload(value)),
-              (failure: unknown) => respondWithError(failure),
-            )
-            .catch((respondError: unknown) =>
-              logger.warn({ subject, error: respondError }, 'could not send a reply'),
-            );
-        },
+      return listen(subject, serveOptions?.queue, (error, message) => {
+        if (error !== null) {
+          logger.error({ subject, error }, 'serving subscription failed');
+          return;
+        }
+        const respondWithError = (failure: unknown) => {
+          const errorHeaders = headers();
+          errorHeaders.set(ERROR_REPLY_HEADER, '1');
+          message.respond(encodePayload(toRemoteError(failure)), { headers: errorHeaders });
+        };
+        Promise.resolve()
+          .then(() => {
+            let payload: unknown;
+            try {
+              payload = decodePayload(message.string());
+            } catch (parseError) {
+              throw new InvalidInputError('request payload is not JSON', { cause: parseError });
+            }
+            return handler(payload, fromWire(message.subject));
+          })
+          .then(
+            (value) => message.respond(encodePayload(value)),
+            (failure: unknown) => respondWithError(failure),
+          )
+          .catch((respondError: unknown) =>
+            logger.warn({ subject, error: respondError }, 'could not send a reply'),
+          );
       });
-      await confirmSubscribed();
-      return {
-        async stop() {
-          if (!subscription.isClosed()) subscription.unsubscribe();
-        },
-      };
     },
 
     async enqueue(queue, payload, enqueueOptions) {
