@@ -1,0 +1,375 @@
+/**
+ * The wire builder's core: folds a tab's chunks, in seq order, into Anthropic request messages
+ * (DESIGN section 9, seed plan section 3), one chunk at a time so that a worker can keep the fold
+ * of its log and add only each step's new chunks.
+ *
+ * Shape: per step one assistant message (thinking, text, tool_use in seq order), then one user
+ * message holding that step's tool_result blocks first and any user text (interrupts, the next
+ * turn's message) after them. `system` and `error` chunks are display-only and skipped.
+ *
+ * Cache stability: a message, once a later chunk started the next one, is never rebuilt; only the
+ * last message (the step still being written) can change as chunks arrive. Every decision below
+ * depends on the chunks before the decision point only, so `buildMessages(log)` and
+ * `buildMessages(log.concat(more))` agree byte for byte on every message but the former's last.
+ *
+ * Totality: any log (cut by cancel or crash, out of order, duplicated ids) folds into messages
+ * that pass `validateRequest`:
+ * - empty or whitespace-only texts are dropped; thinking without a signature is dropped, and so is
+ *   thinking after another block or at the end of an assistant message (the API rejects both);
+ * - tool_use ids are made to match `^[a-zA-Z0-9_-]+$` and unique, and results follow their call;
+ * - a tool_use left without a result gets a synthesized error result; a result that answers no
+ *   call of the previous assistant message is dropped;
+ * - the messages start with a user message (a placeholder when the log does not).
+ */
+import { assertNever } from './assert-never';
+import type { ChunkBody } from './chunk';
+import type {
+  WireContentBlock,
+  WireMessage,
+  WireTextBlock,
+  WireToolResultBlock,
+  WireToolUseBlock,
+} from './wire-types';
+
+/** What the fold needs of a chunk: its body, its turn and step, and (optionally) its seq. */
+export type FoldableChunk = ChunkBody & { turnId: string; step: number; seq?: number };
+
+/** Text of the user message put first when a log does not start with one. */
+export const PLACEHOLDER_USER_TEXT = '(The earlier conversation is not available.)';
+
+/** Result text given to a tool call that has no recorded result (cancel, crash, lost worker). */
+export const MISSING_TOOL_RESULT_TEXT =
+  'The tool call did not complete: it was cancelled or interrupted before a result was recorded.';
+
+/** Result text for a tool result whose recorded output is empty (the API rejects empty errors). */
+export const EMPTY_TOOL_RESULT_TEXT = '(no output)';
+
+type ToolCallSlot = { callId: string; wireId: string; answered: boolean };
+
+type AssistantDraft = {
+  role: 'assistant';
+  turnId: string;
+  step: number;
+  blocks: WireContentBlock[];
+  /** False when this message follows another assistant message: merged by the API, its thinking would sit after text. */
+  thinkingAllowed: boolean;
+  hasNonThinking: boolean;
+  calls: ToolCallSlot[];
+};
+
+type UserDraft = {
+  role: 'user';
+  /** The content of a closed user message this one continues (see `userDraft`). */
+  carried: WireContentBlock[];
+  results: WireToolResultBlock[];
+  texts: WireTextBlock[];
+  /** The calls of the assistant message just before, which this message answers. */
+  calls: ToolCallSlot[];
+};
+
+/** The incremental wire builder: append chunks in seq order, read the messages at any time. */
+export class MessageFold {
+  /** Messages no later chunk can change. Treat what `messages()` returns as immutable. */
+  private readonly closed: WireMessage[] = [];
+  private draft: AssistantDraft | UserDraft | null = null;
+  private readonly usedWireIds = new Set<string>();
+  private highestSeq = 0;
+
+  /** The highest seq folded so far (0 when none carried a seq). */
+  get lastSeq(): number {
+    return this.highestSeq;
+  }
+
+  /** Folds one chunk; a chunk whose seq is not above the last folded one is ignored (replays). */
+  append(chunk: FoldableChunk): this {
+    if (chunk.seq !== undefined) {
+      if (chunk.seq <= this.highestSeq) return this;
+      this.highestSeq = chunk.seq;
+    }
+    switch (chunk.type) {
+      case 'text':
+        if (chunk.role === 'assistant') this.appendAssistantText(chunk, chunk.data.text);
+        else this.appendUserText(chunk.data.text);
+        return this;
+      case 'thinking':
+        this.appendThinking(chunk);
+        return this;
+      case 'tool_call':
+        this.appendToolCall(chunk);
+        return this;
+      case 'tool_result':
+        this.appendToolResult(chunk);
+        return this;
+      case 'error':
+      case 'system':
+        return this;
+      default:
+        return assertNever(chunk);
+    }
+  }
+
+  /**
+   * How many leading messages of `messages()` are final: no chunk appended later changes them.
+   * The rest (one or two) belong to the step in progress: its assistant message and the
+   * synthesized results for its pending calls, or the last message when the step has produced
+   * nothing yet. Once a step's results are in, only the last message is open.
+   */
+  settledMessageCount(): number {
+    const draft = this.draft;
+    if (draft === null) return 0;
+    // A draft that comes to nothing leaves the last closed message last: a later user chunk may
+    // continue it, and as the final message it may be trimmed as a prefill.
+    const draftIsEmpty =
+      draft.role === 'assistant'
+        ? finishAssistant(draft) === null && draft.calls.length === 0
+        : finishUser(draft) === null;
+    return Math.max(0, draftIsEmpty ? this.closed.length - 1 : this.closed.length);
+  }
+
+  /** Folds chunks in order. */
+  appendAll(chunks: Iterable<FoldableChunk>): this {
+    for (const chunk of chunks) this.append(chunk);
+    return this;
+  }
+
+  /** The request messages for the log folded so far. */
+  messages(): WireMessage[] {
+    const tail: WireMessage[] = [];
+    const draft = this.draft;
+    if (draft !== null) {
+      if (draft.role === 'assistant') {
+        const message = finishAssistant(draft);
+        if (message !== null) tail.push(message);
+        if (draft.calls.length > 0) tail.push(userMessage(resultsFor([], draft.calls), []));
+      } else {
+        const message = finishUser(draft);
+        if (message !== null) tail.push(message);
+      }
+    }
+    const head = this.closed;
+    if (head.length === 0 && tail[0]?.role !== 'user') tail.unshift(placeholderMessage());
+    const messages = head.concat(tail);
+    return trimFinalPrefill(messages);
+  }
+
+  private appendAssistantText(chunk: FoldableChunk, text: string): void {
+    if (isBlank(text)) return;
+    const draft = this.assistantDraft(chunk);
+    draft.blocks.push({ type: 'text', text });
+    draft.hasNonThinking = true;
+  }
+
+  private appendThinking(chunk: FoldableChunk & { type: 'thinking' }): void {
+    const data = chunk.data;
+    let block: WireContentBlock;
+    if ('redacted' in data) {
+      block = { type: 'redacted_thinking', data: data.redacted };
+    } else if (typeof data.signature === 'string' && data.signature.length > 0) {
+      // Kept verbatim, even with empty text: the signature covers the text byte for byte.
+      block = { type: 'thinking', thinking: data.text, signature: data.signature };
+    } else {
+      return; // Cut off before its signature: the API would reject it, and it may be omitted.
+    }
+    const draft = this.assistantDraft(chunk);
+    if (!draft.thinkingAllowed || draft.hasNonThinking) return;
+    draft.blocks.push(block);
+  }
+
+  private appendToolCall(chunk: FoldableChunk & { type: 'tool_call' }): void {
+    const draft = this.assistantDraft(chunk);
+    const wireId = this.allocateWireId(chunk.data.callId);
+    const input = isPlainObject(chunk.data.arguments) ? chunk.data.arguments : {};
+    const block: WireToolUseBlock = {
+      type: 'tool_use',
+      id: wireId,
+      name: chunk.data.name.length > 0 ? chunk.data.name : 'unknown_tool',
+      input,
+    };
+    draft.blocks.push(block);
+    draft.hasNonThinking = true;
+    draft.calls.push({ callId: chunk.data.callId, wireId, answered: false });
+  }
+
+  private appendToolResult(chunk: FoldableChunk & { type: 'tool_result' }): void {
+    const draft = this.userDraft();
+    const slot = draft.calls.find((call) => !call.answered && call.callId === chunk.data.callId);
+    if (slot === undefined) return; // Answers no call of the previous message: the API would reject it.
+    slot.answered = true;
+    const block: WireToolResultBlock = {
+      type: 'tool_result',
+      tool_use_id: slot.wireId,
+      content: resultText(chunk.data.result),
+    };
+    if (chunk.data.isError) block.is_error = true;
+    draft.results.push(block);
+  }
+
+  private appendUserText(text: string): void {
+    if (isBlank(text)) return;
+    this.userDraft().texts.push({ type: 'text', text });
+  }
+
+  /** The assistant message of the chunk's step, starting it (and closing the draft) if needed. */
+  private assistantDraft(chunk: FoldableChunk): AssistantDraft {
+    const draft = this.draft;
+    if (
+      draft !== null &&
+      draft.role === 'assistant' &&
+      draft.turnId === chunk.turnId &&
+      draft.step === chunk.step
+    ) {
+      return draft;
+    }
+    this.closeDraft();
+    const next: AssistantDraft = {
+      role: 'assistant',
+      turnId: chunk.turnId,
+      step: chunk.step,
+      blocks: [],
+      thinkingAllowed: this.closed.at(-1)?.role !== 'assistant',
+      hasNonThinking: false,
+      calls: [],
+    };
+    this.draft = next;
+    return next;
+  }
+
+  /** The user message after the current step, starting it if needed. */
+  private userDraft(): UserDraft {
+    const draft = this.draft;
+    if (draft !== null && draft.role === 'user') return draft;
+    let calls: ToolCallSlot[] = [];
+    if (draft !== null) {
+      // The step's assistant message is final now; its calls wait for their results here.
+      this.pushClosed(finishAssistant(draft));
+      calls = draft.calls;
+    }
+    // When the assistant message in between came to nothing (only unsigned thinking, say), the
+    // last closed message is a user message, and still the last message of every build so far:
+    // continue it rather than send two user messages, which the API would merge anyway.
+    let carried: WireContentBlock[] = [];
+    const last = this.closed.at(-1);
+    if (last !== undefined && last.role === 'user' && calls.length === 0) {
+      this.closed.pop();
+      carried = last.content;
+    }
+    const next: UserDraft = { role: 'user', carried, results: [], texts: [], calls };
+    this.draft = next;
+    return next;
+  }
+
+  private closeDraft(): void {
+    const draft = this.draft;
+    if (draft === null) return;
+    if (draft.role === 'assistant') {
+      this.pushClosed(finishAssistant(draft));
+      if (draft.calls.length > 0) this.pushClosed(userMessage(resultsFor([], draft.calls), []));
+    } else {
+      this.pushClosed(finishUser(draft));
+    }
+    this.draft = null;
+  }
+
+  private pushClosed(message: WireMessage | null): void {
+    if (message === null) return;
+    if (this.closed.length === 0 && message.role !== 'user') this.closed.push(placeholderMessage());
+    this.closed.push(message);
+  }
+
+  /** A tool_use id the API accepts, unique within the log, derived from the chunk's call id. */
+  private allocateWireId(callId: string): string {
+    const base = callId.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call';
+    let candidate = base;
+    for (let suffix = 2; this.usedWireIds.has(candidate); suffix += 1) {
+      candidate = `${base}_${suffix}`;
+    }
+    this.usedWireIds.add(candidate);
+    return candidate;
+  }
+}
+
+/** Folds a whole log (chunks in seq order) into request messages; see `MessageFold`. */
+export function buildMessages(chunks: Iterable<FoldableChunk>): WireMessage[] {
+  return new MessageFold().appendAll(chunks).messages();
+}
+
+function finishAssistant(draft: AssistantDraft): WireMessage | null {
+  let end = draft.blocks.length;
+  // The API rejects thinking as an assistant message's last block (the step was cut after it).
+  while (end > 0) {
+    const type = draft.blocks[end - 1]?.type;
+    if (type !== 'thinking' && type !== 'redacted_thinking') break;
+    end -= 1;
+  }
+  if (end === 0) return null;
+  return { role: 'assistant', content: draft.blocks.slice(0, end) };
+}
+
+function finishUser(draft: UserDraft): WireMessage | null {
+  const content = [...draft.carried, ...resultsFor(draft.results, draft.calls), ...draft.texts];
+  return content.length === 0 ? null : { role: 'user', content };
+}
+
+/** The recorded results, then a synthesized error result for each call still unanswered. */
+function resultsFor(
+  results: readonly WireToolResultBlock[],
+  calls: readonly ToolCallSlot[],
+): WireToolResultBlock[] {
+  const missing = calls
+    .filter((call) => !call.answered)
+    .map(
+      (call): WireToolResultBlock => ({
+        type: 'tool_result',
+        tool_use_id: call.wireId,
+        content: MISSING_TOOL_RESULT_TEXT,
+        is_error: true,
+      }),
+    );
+  return missing.length === 0 ? [...results] : [...results, ...missing];
+}
+
+function userMessage(results: WireToolResultBlock[], texts: WireTextBlock[]): WireMessage {
+  return { role: 'user', content: [...results, ...texts] };
+}
+
+function placeholderMessage(): WireMessage {
+  return { role: 'user', content: [{ type: 'text', text: PLACEHOLDER_USER_TEXT }] };
+}
+
+/**
+ * A final assistant message is a prefill, and the API rejects one ending in whitespace. Only the
+ * last message is touched, so earlier messages stay byte-stable.
+ */
+function trimFinalPrefill(messages: WireMessage[]): WireMessage[] {
+  const last = messages.at(-1);
+  if (last === undefined || last.role !== 'assistant') return messages;
+  const lastBlock = last.content.at(-1);
+  if (lastBlock === undefined || lastBlock.type !== 'text') return messages;
+  const trimmed = lastBlock.text.trimEnd();
+  if (trimmed === lastBlock.text) return messages;
+  const content = [...last.content.slice(0, -1), { ...lastBlock, text: trimmed }];
+  return [...messages.slice(0, -1), { role: 'assistant', content }];
+}
+
+/** The text the model sees for a tool result: strings as they are, anything else as JSON. */
+function resultText(result: unknown): string {
+  let text: string;
+  if (typeof result === 'string') text = result;
+  else if (result === undefined || result === null) text = '';
+  else {
+    try {
+      text = JSON.stringify(result) ?? String(result);
+    } catch {
+      text = String(result);
+    }
+  }
+  return isBlank(text) ? EMPTY_TOOL_RESULT_TEXT : text;
+}
+
+function isBlank(text: string): boolean {
+  return text.trim().length === 0;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
