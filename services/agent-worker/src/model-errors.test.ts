@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { validateRequest } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildStepRequest } from './step-request';
+import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+
+let harness: Harness | null;
+beforeAll(async () => {
+  harness = await createHarness('nats');
+  await harness?.startWorker();
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+function requestsMentioning(text: string) {
+  return harness!.simulator.requests.filter((request) =>
+    JSON.stringify(request.body).includes(text),
+  );
+}
+
+describe('model errors', () => {
+  it('retries a 529 and completes the turn', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    await harness.send(
+      tab.id,
+      'overloaded-once [[sim: error 529 times=1]] [[sim: text "made it"]]',
+    );
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    expect(requestsMentioning('overloaded-once').map((request) => request.status)).toEqual([
+      529, 200,
+    ]);
+    const log = await harness.store.readAll(tab.id);
+    expect(log.map((chunk) => chunk.type)).toEqual(['text', 'text']);
+    expect(log[1]!.type === 'text' && log[1]!.data.text).toBe('made it');
+  });
+
+  it('waits at least retry-after before retrying a 429', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'rate-limited [[sim: error 429 retry-after=1 times=1]]');
+    await harness.turnsDone(tab.id, 1);
+    const [first, second] = requestsMentioning('rate-limited');
+    expect([first?.status, second?.status]).toEqual([429, 200]);
+    expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('turns a persistent 500 into an error chunk and turn-done error, leaving a usable log', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'always-failing [[sim: error 500]]');
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('error');
+    // fastRetry allows four attempts in all.
+    expect(requestsMentioning('always-failing').map((request) => request.status)).toEqual([
+      500, 500, 500, 500,
+    ]);
+    const log = await harness.store.readAll(tab.id);
+    expect(log.at(-1)).toMatchObject({
+      role: 'assistant',
+      type: 'error',
+      data: { statusCode: 500 },
+    });
+
+    // The next request (the simulator would replay the failing directive, which shares the
+    // user message with the next text since error chunks are skipped) passes the API's rules.
+    const next = buildStepRequest({
+      log: [...log, { ...log[0]!, id: randomUUID(), seq: log.length + 1, turnId: randomUUID() }],
+      config: {},
+      defaults: { model: 'claude-sonnet-4-6', maxTokens: 1024 },
+      tools: [],
+    });
+    expect(validateRequest(next)).toEqual([]);
+    expect(next.messages.map((message) => message.role)).toEqual(['user']);
+  });
+
+  it('handles an error event mid-stream: keeps the partial text, retries, and the log still builds a valid request', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    await harness.send(
+      tab.id,
+      'cut-stream [[sim: stream-error overloaded_error after=3 times=1]] [[sim: words 40]]',
+    );
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    const log = await harness.store.readAll(tab.id);
+    assertGapFree(log);
+    const interrupted = log.find(
+      (chunk) => chunk.type === 'text' && chunk.data.interrupted === true,
+    );
+    expect(interrupted).toBeDefined();
+    expect(log.at(-1)).toMatchObject({ role: 'assistant', type: 'text' });
+    expect(log.at(-1)!.id).not.toBe(interrupted!.id);
+    const attempts = requestsMentioning('cut-stream');
+    expect(attempts.length).toBe(2);
+    expect(attempts.every((request) => request.status === 200)).toBe(true);
+
+    await harness.send(tab.id, 'after-cut [[sim: text "still fine"]]');
+    await harness.turnsDone(tab.id, 2);
+    expect(requestsMentioning('after-cut').map((request) => request.status)).toEqual([200]);
+  });
+});
