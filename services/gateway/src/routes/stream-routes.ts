@@ -108,13 +108,6 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       if (!Number.isSafeInteger(after)) throw new InvalidInputError('bad resume point');
       reply.hijack();
       const response = reply.raw;
-      response.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      response.write('retry: 1000\n\n');
       const relay = startRelay({
         tabId,
         after,

@@ -10,6 +10,17 @@ export function createSseSink(
   onEvent: (event: OutgoingEvent['event']) => void,
 ): StreamSink {
   return {
+    begin() {
+      // Headers go out only once the live subscription exists: a client whose EventSource has
+      // fired `open` misses nothing published afterwards.
+      response.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      response.write('retry: 1000\n\n');
+    },
     send(event) {
       const data = event.sharedDataJson ? event.sharedDataJson() : JSON.stringify(event.data);
       const id = event.id === undefined ? '' : `id: ${event.id}\n`;
@@ -22,6 +33,11 @@ export function createSseSink(
     },
     end(final) {
       if (response.writableEnded || response.destroyed) return;
+      if (!response.headersSent) {
+        response.writeHead(503, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: { code: 'unavailable', message: 'stream ended' } }));
+        return;
+      }
       if (final) response.end(`event: stream-end\ndata: ${JSON.stringify(final)}\n\n`);
       else response.end();
       // A client that stopped reading never drains the final event: do not hold its buffer.

@@ -21,6 +21,8 @@ export interface OutgoingEvent {
 
 /** A transport (SSE response, WebSocket) the relay writes to. */
 export interface StreamSink {
+  /** Called once the live subscription is in place, before any event. */
+  begin(): void;
   send(event: OutgoingEvent): void;
   /** Bytes accepted but not yet flushed to the network: the slow-client measure. */
   bufferedBytes(): number;

@@ -61,9 +61,10 @@ export class TabStreamRelay {
     const { hub, tabId } = this.options;
     // Subscribing before reading the store is what makes the hand-over gap-free: anything
     // sealed after the catch-up query is already in the queue.
-    this.leaveHub = await hub.join(tabId, (event) => this.receive(event));
-    if (this.ended) return this.leave();
     try {
+      this.leaveHub = await hub.join(tabId, (event) => this.receive(event));
+      if (this.ended) return this.leave();
+      this.options.sink.begin();
       await this.catchUp(Number.POSITIVE_INFINITY);
       await this.replayOpenBlock();
       this.live = true;

@@ -9,6 +9,7 @@ export function createWebSocketSink(
   onEvent: (event: OutgoingEvent['event']) => void,
 ): StreamSink {
   return {
+    begin() {},
     send(event) {
       if (socket.readyState !== socket.OPEN) return;
       const data = event.sharedDataJson ? event.sharedDataJson() : JSON.stringify(event.data);

@@ -38,8 +38,10 @@ export interface GatewayHarness {
 export async function startGateway(
   factory: BackendFactory,
   overrides: Partial<GatewayOptions> = {},
+  /** Another harness's store and bus, for a second gateway on the same backend. */
+  shared?: Backend,
 ): Promise<GatewayHarness> {
-  const backend = await factory.create();
+  const backend = shared ?? (await factory.create());
   const tenants: TestTenant[] = [];
   for (const name of ['tenant-a', 'tenant-b']) {
     const tenant = await backend.store.createTenant({ name });
@@ -92,7 +94,7 @@ export async function startGateway(
     },
     async close() {
       await app.close();
-      await backend.cleanup();
+      if (!shared) await backend.cleanup();
     },
   };
   return harness;

@@ -72,7 +72,7 @@ function recorder(): {
 export function openEventSource(
   url: string,
   headers: Record<string, string> = {},
-): RecordingClient & { source: EventSource; errors: unknown[] } {
+): RecordingClient & { source: EventSource; errors: unknown[]; opened: Promise<void> } {
   const record = recorder();
   const errors: unknown[] = [];
   const source = new EventSource(url, {
@@ -93,12 +93,16 @@ export function openEventSource(
     });
   }
   source.addEventListener('error', (error) => errors.push(error));
+  // The gateway sends its headers once the live subscription exists: `open` means nothing
+  // published from now on can be missed.
+  const opened = new Promise<void>((resolve) => source.addEventListener('open', () => resolve()));
   return {
     events: record.events,
     waitFor: record.waitFor,
     close: () => source.close(),
     source,
     errors,
+    opened,
   };
 }
 
