@@ -22,7 +22,7 @@ export {
   retryAfterMs,
   retryDelay,
 } from './retry-policy';
-export { buildStepRequest, foldLogToMessages } from './step-request';
+export { buildStepRequest } from './step-request';
 export { resumePoint } from './takeover';
 export { createTaskTool, type SubagentRunner } from './task-tool';
 export {
