@@ -99,7 +99,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
   let connected = true;
   let closing = false;
   void watchStatus(connection.status());
-  const consumeLoops = new Set<{ stop(): Promise<void> }>();
+  const consumeLoops = new Set<Subscription>();
   const streamsEnsured = new Map<string, Promise<void>>();
 
   async function watchStatus(statuses: AsyncIterable<Status>): Promise<void> {
@@ -475,7 +475,8 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           stopped = true;
           consumeLoops.delete(subscription);
           await Promise.all([...openPulls].map((pull) => pull.close()));
-          // Pulls already on the server end within pullExpiresMs; anything they bring is nakked.
+          // Not awaited: a slot still running a handler keeps its item until the handler settles
+          // it, as in the in-process bus; the slot then sees `stopped` and ends.
           void Promise.all(loops);
         },
       };
