@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ChunkPageSchema, TabSchema } from '@chunklog/chunk-core';
+import { EventSource } from 'eventsource';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllInOneConfig } from './all-in-one-config';
+import { type AllInOne, startAllInOne } from './start-all-in-one';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'chunklog-all-in-one-'));
+const config = parseAllInOneConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
+let running: AllInOne | null = null;
+
+afterAll(async () => {
+  await running?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function json(url: string, init?: RequestInit): Promise<unknown> {
+  const response = await fetch(url, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...init?.headers },
+  });
+  expect(response.status, await response.clone().text()).toBeLessThan(300);
+  return response.json();
+}
+
+/** Resolves with every event name seen on the tab's SSE stream until `turn-done`. */
+function eventsUntilTurnDone(url: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const source = new EventSource(url);
+    const seen: string[] = [];
+    const timer = setTimeout(() => {
+      source.close();
+      reject(new Error(`no turn-done; saw ${seen.join(', ')}`));
+    }, 30_000);
+    for (const name of ['turn-start', 'chunk-open', 'chunk-delta', 'chunk-seal', 'turn-done']) {
+      source.addEventListener(name, () => {
+        seen.push(name);
+        if (name === 'turn-done') {
+          clearTimeout(timer);
+          source.close();
+          resolve(seen);
+        }
+      });
+    }
+  });
+}
+
+describe('npm start (the all-in-one process)', () => {
+  it('runs a turn end to end on PGlite, the in-process bus and the simulator, and keeps data across a restart', async () => {
+    running = await startAllInOne(config);
+    expect(running.authOff).toBe(true);
+    expect(running.simulatorUrl).not.toBeNull();
+    const { tab } = (await json(`${running.url}/v1/tabs`, {
+      method: 'POST',
+      body: JSON.stringify({ title: 'first' }),
+    })) as { tab: { id: string } };
+
+    const events = eventsUntilTurnDone(`${running.url}/v1/tabs/${tab.id}/events`);
+    const { chunkId } = (await json(`${running.url}/v1/tabs/${tab.id}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ text: 'Hello there [[sim: words 12]]' }),
+    })) as { chunkId: string };
+    const seen = await events;
+    expect(seen).toContain('chunk-seal');
+    expect(seen).toContain('chunk-delta');
+    expect(seen.indexOf('turn-start')).toBeLessThan(seen.indexOf('chunk-open'));
+
+    const before = ChunkPageSchema.parse(await json(`${running.url}/v1/tabs/${tab.id}/chunks`));
+    expect(before.chunks[0]?.id).toBe(chunkId);
+    expect(before.chunks.map((chunk) => chunk.seq)).toEqual(
+      before.chunks.map((_, index) => index + 1),
+    );
+    expect(before.chunks.some((chunk) => chunk.role === 'assistant')).toBe(true);
+
+    await running.close();
+    running = await startAllInOne(config);
+    const after = ChunkPageSchema.parse(await json(`${running.url}/v1/tabs/${tab.id}/chunks`));
+    expect(after).toEqual(before);
+    const reread = (await json(`${running.url}/v1/tabs/${tab.id}`)) as { tab: unknown };
+    expect(TabSchema.parse(reread.tab).status).toBe('idle');
+  });
+
+  it('refuses to serve a non-loopback address without API keys', async () => {
+    const exposed = parseAllInOneConfig({ DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '0' });
+    await expect(startAllInOne(exposed)).rejects.toThrow(/without auth/);
+  });
+});

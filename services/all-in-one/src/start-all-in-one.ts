@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { createWorker, createLogger as createWorkerLogger } from '@chunklog/agent-worker';
+import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
+import { createMemoryBus } from '@chunklog/bus';
+import { createGateway, LOCAL_TENANT_ID } from '@chunklog/gateway';
+import { createPgliteStore } from '@chunklog/store';
+import { type AllInOneConfig, isLoopbackHost } from './all-in-one-config';
+import { bootstrapApiKeys } from './bootstrap-api-keys';
+
+export interface AllInOne {
+  /** The gateway's base URL. */
+  url: string;
+  /** True when requests need no API key. */
+  authOff: boolean;
+  /** The simulator's URL when it stands in for the model. */
+  simulatorUrl: string | null;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole product in one process (DESIGN section 10): the gateway, one worker, PGlite under
+ * DATA_DIR, the in-process bus and, unless ANTHROPIC_API_KEY is set, the simulator as the model.
+ */
+export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
+  const authOff = !config.API_KEYS;
+  if (authOff && !isLoopbackHost(config.HOST)) {
+    throw new Error(
+      `Refusing to serve ${config.HOST} without auth: set API_KEYS=tenant:key, or bind HOST=127.0.0.1.`,
+    );
+  }
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const store = await createPgliteStore({ dataDir });
+  const closers: Array<() => Promise<void>> = [() => store.close()];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => {});
+  };
+  try {
+    await store.migrate();
+    await store.createTenant({ id: LOCAL_TENANT_ID, name: 'local' });
+    if (config.API_KEYS) await bootstrapApiKeys(store, config.API_KEYS);
+
+    const bus = createMemoryBus();
+    closers.push(() => bus.close());
+
+    let simulator: Simulator | null = null;
+    if (!config.ANTHROPIC_API_KEY) {
+      simulator = await createSimulator({
+        logger: config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? undefined : () => {},
+      });
+      const started = simulator;
+      closers.push(() => started.close());
+    }
+    const anthropic = new Anthropic({
+      apiKey: config.ANTHROPIC_API_KEY ?? 'simulator',
+      baseURL: simulator?.url ?? config.ANTHROPIC_BASE_URL ?? null,
+      maxRetries: 0,
+    });
+
+    const worker = createWorker({
+      store,
+      bus,
+      anthropic,
+      workerId: `all-in-one-${process.pid}`,
+      leaseMs: 15_000,
+      maxSteps: config.MAX_STEPS,
+      model: config.MODEL,
+      logger: createWorkerLogger(workerLogLevel(config.LOG_LEVEL), { service: 'agent-worker' }),
+    });
+    await worker.start();
+    closers.push(() => worker.stop());
+
+    const gateway = await createGateway({
+      store,
+      bus,
+      logger: { level: config.LOG_LEVEL },
+      auth: { mode: authOff ? 'off' : 'keys' },
+      ticketSecret: randomBytes(32).toString('hex'),
+    });
+    closers.push(() => gateway.close());
+    const address = await gateway.listen({ port: config.PORT, host: config.HOST });
+    return { url: address, authOff, simulatorUrl: simulator?.url ?? null, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The worker's logger knows fewer levels than pino's; map the extremes onto its nearest. */
+function workerLogLevel(level: AllInOneConfig['LOG_LEVEL']) {
+  if (level === 'trace') return 'debug' as const;
+  if (level === 'fatal') return 'error' as const;
+  return level;
+}
