@@ -1,0 +1,44 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const root = join(import.meta.dirname, '..');
+const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as Record<
+  string,
+  string
+>;
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, { command?: string[]; image?: string; deploy?: { replicas?: number } }>;
+};
+
+/** The file a `tsx <file>` script runs, so the test can check it exists. */
+function scriptEntry(script: string): string | null {
+  return /^tsx (\S+\.ts)$/.exec(script)?.[1] ?? null;
+}
+
+describe('docker-compose.yml', () => {
+  const chunklogServices = Object.entries(compose.services).filter(
+    ([, service]) => service.image === 'chunklog:local',
+  );
+
+  it('runs the services the design names, with two workers', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      ['agent-worker', 'gateway', 'migrate', 'nats', 'postgres', 'sim'].sort(),
+    );
+    expect(compose.services['agent-worker']?.deploy?.replicas).toBe(2);
+  });
+
+  it('starts every chunklog container with an npm script that exists and runs an existing file', () => {
+    expect(chunklogServices.length).toBe(4);
+    for (const [name, service] of chunklogServices) {
+      const [npm, run, script] = service.command ?? [];
+      expect([npm, run], name).toEqual(['npm', 'run']);
+      const body = scripts[script ?? ''];
+      expect(body, `${name}: npm script ${script}`).toBeDefined();
+      const entry = scriptEntry(body ?? '');
+      expect(entry, `${name}: ${body}`).not.toBeNull();
+      expect(existsSync(join(root, entry ?? '')), `${name}: ${entry}`).toBe(true);
+    }
+  });
+});
