@@ -264,6 +264,81 @@ describe('POST /v1/messages', () => {
     expect(new Set(toolIds).size).toBe(3);
   });
 
+  it('runs a steps-only turn on the first offered tool, repeating its call', async () => {
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Keep going [[sim: steps 2]]' },
+    ];
+    const calls: unknown[] = [];
+    for (let round = 0; round < 4; round += 1) {
+      const reply = await client.messages.create({
+        model,
+        max_tokens: 512,
+        tools: [weatherTool],
+        messages,
+      });
+      messages.push({ role: 'assistant', content: reply.content });
+      const uses = reply.content.filter((block) => block.type === 'tool_use');
+      if (uses.length === 0) break;
+      calls.push(...uses.map((block) => [block.name, block.input]));
+      messages.push({
+        role: 'user',
+        content: uses.map((block) => ({
+          type: 'tool_result' as const,
+          tool_use_id: block.id,
+          content: `result ${round}`,
+        })),
+      });
+    }
+    expect(calls).toEqual([
+      ['get_weather', { city: 'Keep going' }],
+      ['get_weather', { city: 'Keep going' }],
+    ]);
+    expect(JSON.stringify(messages.at(-1)?.content)).toContain('result 1');
+  });
+
+  it('takes directives from interrupt text that follows tool results', async () => {
+    const first = await client.messages.create({
+      model,
+      max_tokens: 512,
+      tools: [weatherTool],
+      messages: [{ role: 'user', content: 'Weather [[sim: tool get_weather {"city":"Kyiv"}]]' }],
+    });
+    const call = first.content[0];
+    if (call?.type !== 'tool_use') throw new Error('expected a tool call');
+    const reply = await client.messages.create({
+      model,
+      max_tokens: 512,
+      tools: [weatherTool],
+      messages: [
+        { role: 'user', content: 'Weather [[sim: tool get_weather {"city":"Kyiv"}]]' },
+        { role: 'assistant', content: first.content },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: call.id, content: 'cold' },
+            { type: 'text', text: 'Actually, stop. [[sim: text "Stopping now."]]' },
+          ],
+        },
+      ],
+    });
+    expect(reply.content).toEqual([{ type: 'text', text: 'Stopping now.' }]);
+  });
+
+  it('thinks first with adaptive thinking and calls no tool when tool_choice is none', async () => {
+    const reply = await client.messages.create({
+      model,
+      max_tokens: 2048,
+      thinking: { type: 'adaptive' },
+      tool_choice: { type: 'none' },
+      tools: [weatherTool],
+      messages: [{ role: 'user', content: 'Use get_weather please' }],
+    });
+    expect(reply.content.map((block) => block.type)).toEqual(['thinking', 'text']);
+    const thinking = reply.content[0];
+    if (thinking?.type !== 'thinking') throw new Error('expected thinking');
+    expect(simulator.signer.verify(thinking.thinking, thinking.signature)).toBe(true);
+  });
+
   it('writes exactly N words, honours a stop directive and cuts at max_tokens', async () => {
     const words = await client.messages.create({
       model,

@@ -2,22 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { assertNever, validateRequest } from '@chunklog/chunk-core';
+import { assertNever, type RequestViolation, validateRequest } from '@chunklog/chunk-core';
+import type { ApiErrorType } from './api-error-type';
 import type { AssistantMessage, MessageUsage } from './assistant-message';
 import { buildStreamEvents } from './build-stream-events';
-import {
-  findSignatureViolation,
-  type RequestViolation,
-  violationFromZod,
-} from './find-request-violation';
+import { findSignatureViolation } from './find-signature-violation';
 import { formatRequestLog } from './format-request-log';
 import { listPromptBlocks } from './list-prompt-blocks';
 import { type Clock, systemClock } from './manual-clock';
 import { CountTokensRequestSchema, MessagesRequestSchema } from './messages-request';
-import type { ApiErrorType } from './parse-directives';
 import { planReply } from './plan-reply';
 import { createPromptCache, type PromptCache } from './prompt-cache';
 import { createThinkingSigner, type ThinkingSigner } from './thinking-signer';
+import { violationFromZod } from './violation-from-zod';
 
 /** The `anthropic-version` values the SDK lines send: 0.x and 1.x. */
 export const SUPPORTED_ANTHROPIC_VERSIONS = ['2023-06-01', '2026-10-21'] as const;

@@ -1,3 +1,4 @@
+export { type ApiErrorType, errorTypeForStatus } from './api-error-type';
 export type { AssistantMessage, MessageUsage, ReplyBlock } from './assistant-message';
 export { buildStreamEvents, type StreamEvent } from './build-stream-events';
 export { canonicalJson } from './canonical-json';
@@ -9,7 +10,6 @@ export {
   SUPPORTED_ANTHROPIC_VERSIONS,
 } from './create-simulator';
 export { estimateTokens } from './estimate-tokens';
-export type { RequestViolation } from './find-request-violation';
 export { formatRequestLog } from './format-request-log';
 export { listPromptBlocks, type PromptBlock } from './list-prompt-blocks';
 export { type Clock, createManualClock, type ManualClock, systemClock } from './manual-clock';

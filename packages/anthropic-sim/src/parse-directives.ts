@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type ApiErrorType, ApiErrorTypeSchema } from './api-error-type';
 
 /** Stop reasons the Messages API reports. */
 export const StopReasonSchema = z.enum([
@@ -11,19 +12,6 @@ export const StopReasonSchema = z.enum([
   'model_context_window_exceeded',
 ]);
 export type StopReason = z.infer<typeof StopReasonSchema>;
-
-/** Error types the API puts in `error.type`, in bodies and in mid-stream `error` events. */
-export const ApiErrorTypeSchema = z.enum([
-  'invalid_request_error',
-  'authentication_error',
-  'permission_error',
-  'not_found_error',
-  'request_too_large',
-  'rate_limit_error',
-  'api_error',
-  'overloaded_error',
-]);
-export type ApiErrorType = z.infer<typeof ApiErrorTypeSchema>;
 
 /** One `[[sim: ...]]` instruction found in the user's text. */
 export type Directive =
@@ -178,22 +166,6 @@ function findObjectEnd(body: string, start: number): number {
 
 const count = z.coerce.number().int().min(0);
 const positive = z.coerce.number().positive();
-
-const statusTypes: Record<number, ApiErrorType> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  500: 'api_error',
-  529: 'overloaded_error',
-};
-
-/** The API error type for an HTTP status, for statuses the simulator can inject. */
-export function errorTypeForStatus(status: number): ApiErrorType {
-  return statusTypes[status] ?? 'api_error';
-}
 
 function parseOne(body: string, source: string): Directive | string {
   const tokens = tokenize(body);

@@ -1,16 +1,11 @@
 import { createHash } from 'node:crypto';
 import { assertNever } from '@chunklog/chunk-core';
+import { type ApiErrorType, errorTypeForStatus } from './api-error-type';
 import type { ReplyBlock } from './assistant-message';
 import { canonicalJson } from './canonical-json';
 import { estimateTokens } from './estimate-tokens';
 import type { ContentBlockParam, MessageParam, MessagesRequest, Tool } from './messages-request';
-import {
-  type ApiErrorType,
-  type Directive,
-  errorTypeForStatus,
-  parseDirectives,
-  type StopReason,
-} from './parse-directives';
+import { type Directive, parseDirectives, type StopReason } from './parse-directives';
 import type { ThinkingSigner } from './thinking-signer';
 
 /** What the simulator will answer to one valid request. */
@@ -174,7 +169,9 @@ export function planReply(request: MessagesRequest, context: PlanReplyContext): 
           : request.tool_choice?.type === 'any'
             ? offeredTools[0]
             : undefined;
-      const chosen = forced ?? mentioned;
+      // `steps N` asks for a tool-using turn even when the text names no tool.
+      const scriptedTurn = last(directives, 'steps') ? offeredTools[0] : undefined;
+      const chosen = forced ?? mentioned ?? scriptedTurn;
       return chosen ? [{ name: chosen.name, input: sampleInput(chosen, userText) }] : [];
     }
     if (toolResults.length === 0 || step >= stepsWanted) return [];
@@ -344,7 +341,7 @@ const vocabulary =
   );
 
 /** Exactly `count` deterministic words, capitalized and ending with a period. */
-export function generateWords(count: number, seed: string): string {
+function generateWords(count: number, seed: string): string {
   if (count === 0) return '';
   const offset = Number.parseInt(seed.slice(0, 8), 16) || 0;
   const words = Array.from(

@@ -1,20 +1,6 @@
-import type { z } from 'zod';
+import type { RequestViolation } from '@chunklog/chunk-core';
 import type { MessagesRequest } from './messages-request';
 import type { ThinkingSigner } from './thinking-signer';
-
-/** Why the API would answer 400: the dotted path of the offending field and the reason. */
-export interface RequestViolation {
-  path: string;
-  message: string;
-}
-
-/** The first zod issue as the API words shape errors: `messages.0.content: Field required`. */
-export function violationFromZod(error: z.ZodError): RequestViolation {
-  const issue = error.issues[0];
-  if (!issue) return { path: '', message: 'Invalid request' };
-  const missing = issue.code === 'invalid_type' && issue.input === undefined;
-  return { path: issue.path.join('.'), message: missing ? 'Field required' : issue.message };
-}
 
 /**
  * Every thinking block replayed in the history must carry the signature this simulator gave
