@@ -436,3 +436,23 @@ describe('POST /v1/messages/count_tokens', () => {
     );
   });
 });
+
+describe('createSimulator', () => {
+  it('keeps only the latest requests and closes idempotently', async () => {
+    const small = await createSimulator({ logger: () => {}, requestHistoryLimit: 2 });
+    const smallClient = new Anthropic({ baseURL: small.url, apiKey: 'test' });
+    for (const text of ['one', 'two', 'three']) {
+      await smallClient.messages.countTokens({
+        model,
+        messages: [{ role: 'user', content: text }],
+      });
+    }
+    expect(small.requests.map((request) => JSON.stringify(request.body))).toEqual([
+      expect.stringContaining('two'),
+      expect.stringContaining('three'),
+    ]);
+    await Promise.all([small.close(), small.close()]);
+    await small.close();
+    await expect(fetch(`${small.url}/v1/messages`, { method: 'POST' })).rejects.toThrow();
+  });
+});

@@ -32,6 +32,8 @@ export interface SimulatorOptions {
   lookbackBlocks?: number;
   /** Key for thinking signatures; random per simulator by default. */
   thinkingSecret?: string;
+  /** How many requests `requests` keeps, oldest dropped first. Default 1000. */
+  requestHistoryLimit?: number;
   /** Receives one line per request. Default `console.log`; pass `() => {}` to silence. */
   logger?: (line: string) => void;
 }
@@ -56,7 +58,7 @@ export interface Simulator {
   /** Base URL to give the SDK as `baseURL`, e.g. `http://127.0.0.1:43121`. */
   url: string;
   port: number;
-  /** Every request received, oldest first. */
+  /** The latest requests received (up to `requestHistoryLimit`), oldest first. */
   requests: SimulatorRequest[];
   clock: Clock;
   cache: PromptCache;
@@ -110,6 +112,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       receivedAt: clock.now(),
     };
     requests.push(record);
+    if (requests.length > (options.requestHistoryLimit ?? 1000)) requests.shift();
     const aborted = new AbortController();
     response.on('close', () => aborted.abort());
     handle(request, response, record, aborted.signal)
@@ -282,6 +285,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     });
   });
   const address = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {
@@ -291,11 +295,13 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     clock,
     cache,
     signer,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: () => {
+      closing ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+      return closing;
+    },
   };
 }
 

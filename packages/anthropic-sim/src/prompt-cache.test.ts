@@ -2,7 +2,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from './create-simulator';
 import { estimateTokens } from './estimate-tokens';
+import { listPromptBlocks } from './list-prompt-blocks';
 import { createManualClock, type ManualClock } from './manual-clock';
+import { createPromptCache } from './prompt-cache';
 
 const model = 'claude-sonnet-4-6';
 const ephemeral = { type: 'ephemeral' as const };
@@ -248,5 +250,23 @@ describe('prompt caching', () => {
 
     const otherTools = await client.messages.create({ ...base, tools: [tool('Look up a term')] });
     expect(otherTools.usage.cache_read_input_tokens).toBe(0);
+  });
+});
+
+describe('createPromptCache', () => {
+  it('sweeps expired entries that are never asked for again', () => {
+    const clock = createManualClock();
+    const cache = createPromptCache({ clock, minimumCacheableTokens: 1024, lookbackBlocks: 20 });
+    const cached = listPromptBlocks({
+      model,
+      system: [{ type: 'text', text: longSystem, cache_control: ephemeral }],
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    cache.account(cached);
+    expect(cache.size()).toBe(1);
+    clock.advance(6 * 60_000);
+    const uncached = listPromptBlocks({ model, messages: [{ role: 'user', content: 'Hi' }] });
+    for (let count = 0; count < 256; count += 1) cache.account(uncached);
+    expect(cache.size()).toBe(0);
   });
 });

@@ -50,8 +50,20 @@ export function createPromptCache(options: PromptCacheOptions): PromptCache {
     return true;
   };
 
+  // Entries nobody asks for again would otherwise live forever in a long-running simulator.
+  let accountsSinceSweep = 0;
+  const sweep = () => {
+    const now = options.clock.now();
+    for (const [key, entry] of entries) if (entry.expiresAt <= now) entries.delete(key);
+  };
+
   return {
     account(blocks) {
+      accountsSinceSweep += 1;
+      if (accountsSinceSweep >= 256) {
+        accountsSinceSweep = 0;
+        sweep();
+      }
       const cumulative: number[] = [];
       let total = 0;
       for (const block of blocks) {
