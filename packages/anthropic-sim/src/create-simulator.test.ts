@@ -339,6 +339,36 @@ describe('POST /v1/messages', () => {
     expect(simulator.signer.verify(thinking.thinking, thinking.signature)).toBe(true);
   });
 
+  it('calls a tool at every step while tool_choice forces one, one at a time when asked', async () => {
+    const opening = {
+      role: 'user' as const,
+      content: 'Go [[sim: tool get_weather {"city":"A"}]] [[sim: tool get_weather {"city":"B"}]]',
+    };
+    const forced = { type: 'any' as const, disable_parallel_tool_use: true };
+    const first = await client.messages.create({
+      model,
+      max_tokens: 512,
+      tools: [weatherTool],
+      tool_choice: forced,
+      messages: [opening],
+    });
+    expect(first.content).toMatchObject([{ type: 'tool_use', input: { city: 'A' } }]);
+    const call = first.content[0];
+    if (call?.type !== 'tool_use') throw new Error('expected a tool call');
+    const second = await client.messages.create({
+      model,
+      max_tokens: 512,
+      tools: [weatherTool],
+      tool_choice: forced,
+      messages: [
+        opening,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'ok' }] },
+      ],
+    });
+    expect(second.stop_reason).toBe('tool_use');
+  });
+
   it('writes exactly N words, honours a stop directive and cuts at max_tokens', async () => {
     const words = await client.messages.create({
       model,

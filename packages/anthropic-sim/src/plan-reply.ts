@@ -153,6 +153,24 @@ export function planReply(request: MessagesRequest, context: PlanReplyContext): 
   };
 
   function chooseToolCalls(): { name: string; input: Record<string, unknown> }[] {
+    const choice = request.tool_choice;
+    const calls = chooseUnforcedToolCalls();
+    // tool_choice `any` / `tool` obliges the model to call a tool at every step, as the API does.
+    const forced =
+      choice?.type === 'tool'
+        ? offeredTools.find((tool) => tool.name === choice.name)
+        : choice?.type === 'any'
+          ? offeredTools[0]
+          : undefined;
+    if (calls.length === 0 && forced) {
+      calls.push({ name: forced.name, input: sampleInput(forced, userText) });
+    }
+    const single =
+      choice && 'disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use;
+    return single ? calls.slice(0, 1) : calls;
+  }
+
+  function chooseUnforcedToolCalls(): { name: string; input: Record<string, unknown> }[] {
     const scripted = directives.flatMap((directive) =>
       directive.kind === 'tool' ? [{ name: directive.name, input: directive.input }] : [],
     );
@@ -163,15 +181,8 @@ export function planReply(request: MessagesRequest, context: PlanReplyContext): 
       const mentioned = offeredTools.find((tool) =>
         new RegExp(`\\b${escapeRegExp(tool.name)}\\b`, 'i').test(userText),
       );
-      const forced =
-        request.tool_choice?.type === 'tool'
-          ? offeredTools.find((tool) => tool.name === request.tool_choice?.name)
-          : request.tool_choice?.type === 'any'
-            ? offeredTools[0]
-            : undefined;
       // `steps N` asks for a tool-using turn even when the text names no tool.
-      const scriptedTurn = last(directives, 'steps') ? offeredTools[0] : undefined;
-      const chosen = forced ?? mentioned ?? scriptedTurn;
+      const chosen = mentioned ?? (last(directives, 'steps') ? offeredTools[0] : undefined);
       return chosen ? [{ name: chosen.name, input: sampleInput(chosen, userText) }] : [];
     }
     if (toolResults.length === 0 || step >= stepsWanted) return [];
