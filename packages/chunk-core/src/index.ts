@@ -1,6 +1,7 @@
 export * from './assert-never';
 export * from './build-request';
 export * from './chunk';
+export * from './chunk-window';
 export * from './commands';
 export * from './errors';
 export * from './events';
