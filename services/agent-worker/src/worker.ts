@@ -71,7 +71,8 @@ export function createWorker(deps: WorkerDependencies): Worker {
   const ids = deps.ids ?? randomUUID;
   const sweepMs = deps.sweepMs ?? Math.max(100, Math.floor(leaseMs / 4));
   const sessions = new Map<string, TabSession>();
-  const claiming = new Set<string>();
+  /** Tabs being claimed or held by this worker, from before the lease call until the run ends. */
+  const claimed = new Set<string>();
   const running = new Set<Promise<void>>();
   const subscriptions: Subscription[] = [];
   let sweeper: ReturnType<typeof setInterval> | undefined;
@@ -125,6 +126,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       held.push(await bus.serve(snapshotSubject(tabId), async () => session.snapshot()));
       const outcome = await body(session, turnAbort.signal);
       clearInterval(renewer);
+      logger.debug('turn over; releasing', { tabId, turnId, reason: outcome?.reason });
       const usage = outcome?.usage ?? emptyUsage();
       const released = await store.releaseLease(tabId, { owner: workerId, usage });
       if (!released) throw new LeaseLostError(tabId);
@@ -264,6 +266,8 @@ export function createWorker(deps: WorkerDependencies): Worker {
       });
     } catch (error) {
       logger.error('tab run failed', { tabId, error });
+    } finally {
+      claimed.delete(tabId);
     }
     // A message that arrived as the turn ended found the tab still held: look again.
     if (stopping) return;
@@ -277,24 +281,33 @@ export function createWorker(deps: WorkerDependencies): Worker {
 
   /** Tries to take a tab's lease and run it; when another worker holds it, nudges that one. */
   async function claim(tabId: string): Promise<void> {
-    if (stopping || sessions.has(tabId) || claiming.has(tabId)) return;
-    claiming.add(tabId);
+    // Checked and marked synchronously: the store treats a second acquire by the same owner for
+    // the same turn as a renewal, so two claims racing in one worker would both "win".
+    if (stopping || claimed.has(tabId)) {
+      logger.debug('claim skipped: tab busy here', { tabId });
+      return;
+    }
+    claimed.add(tabId);
+    let launched = false;
     try {
       const tab = await store.getTab(tabId);
       // Passing the running turn's id lets a takeover keep it as the tab's active turn.
       const turnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : ids();
       const lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
       if (!lease.acquired) {
+        logger.debug('tab held elsewhere; nudging its worker', { tabId });
         await bus.publish(inboxSubject(tabId), { tabId });
         return;
       }
+      logger.debug('lease acquired', { tabId, turnId, takenOver: lease.takenOver });
       const run = runLeased(tabId, lease, turnId);
+      launched = true;
       running.add(run);
       void run.finally(() => running.delete(run));
     } catch (error) {
       if (!(error instanceof NotFoundError)) logger.warn('claim failed', { tabId, error });
     } finally {
-      claiming.delete(tabId);
+      if (!launched) claimed.delete(tabId);
     }
   }
 
