@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { LiveEvent } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+
+const leaseMs = 1500;
+const repositoryRoot = fileURLToPath(new URL('../../..', import.meta.url));
+let harness: Harness | null;
+let child: ChildProcess | undefined;
+
+beforeAll(async () => {
+  harness = await createHarness('nats');
+});
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await harness?.close();
+});
+
+/** The real worker entry (`npm run start:worker`) as a child process on the test's database and prefix. */
+function startChildWorker(h: Harness): Promise<ChildProcess> {
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'services/agent-worker/src/main.ts'], {
+    cwd: repositoryRoot,
+    env: {
+      ...process.env,
+      DATABASE_URL: h.databaseUrl,
+      NATS_URL: h.natsUrl!,
+      NATS_SUBJECT_PREFIX: h.subjectPrefix!,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: h.simulator.url,
+      MODEL: 'claude-sonnet-4-6',
+      LEASE_MS: String(leaseMs),
+      WORKER_ID: 'child-worker',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`child worker not ready:\n${output}`)), 30_000);
+    worker.stderr!.on('data', (data: Buffer) => {
+      output += data.toString();
+      if (output.includes('agent worker ready')) {
+        clearTimeout(timer);
+        resolve(worker);
+      }
+    });
+    worker.once('exit', (code) =>
+      reject(new Error(`child worker exited with ${code}:\n${output}`)),
+    );
+  });
+}
+
+function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const poll = () => {
+      const value = probe();
+      if (value !== undefined) resolve(value);
+      else if (Date.now() - started > timeoutMs) reject(new Error('timed out'));
+      else setTimeout(poll, 10);
+    };
+    poll();
+  });
+}
+
+describe('takeover after a worker dies', () => {
+  it('takes over a tab whose worker was SIGKILLed mid-tool within the lease time and finishes the turn cleanly', async (context) => {
+    if (!harness) return context.skip();
+    const h = harness;
+    child = await startChildWorker(h);
+    const tab = await h.newTab();
+    await h.send(
+      tab.id,
+      'survive a crash [[sim: tool sleep {"milliseconds":1000}]] [[sim: steps 3]]',
+    );
+
+    // Kill the child while step 1's tool runs: its call is sealed, its result is not.
+    const events = () => h.events.get(tab.id) ?? [];
+    const isCall = (event: LiveEvent) =>
+      event.event === 'chunk-seal' && event.data.chunk.type === 'tool_call';
+    await waitFor(() => (events().filter(isCall).length >= 2 ? true : undefined), 20_000);
+    child.kill('SIGKILL');
+    const killedAt = Date.now();
+    const sealedBeforeKill = (await h.store.readAll(tab.id)).length;
+
+    await h.startWorker({ workerId: 'survivor', leaseMs });
+    const takeover = await waitFor(
+      () =>
+        events().find(
+          (event) => event.event === 'chunk-seal' && event.data.chunk.type === 'system',
+        ),
+      10_000,
+    );
+    const takeoverDelay = Date.now() - killedAt;
+    expect(takeoverDelay).toBeLessThan(leaseMs + 1000);
+    expect(takeover.event === 'chunk-seal' && takeover.data.chunk.data).toMatchObject({
+      kind: 'takeover',
+    });
+
+    const [done] = await h.turnsDone(tab.id, 1, 20_000);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+
+    const log = await h.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(log.length).toBeGreaterThan(sealedBeforeKill);
+    expect(new Set(log.map((chunk) => chunk.turnId)).size).toBe(1);
+    // Every call has exactly one result; the one the dead worker was running got an error.
+    const calls = log.flatMap((chunk) => (chunk.type === 'tool_call' ? [chunk.data.callId] : []));
+    const results = log.flatMap((chunk) => (chunk.type === 'tool_result' ? [chunk.data] : []));
+    expect(results.map((result) => result.callId).sort()).toEqual([...calls].sort());
+    expect(results.filter((result) => result.isError)).toHaveLength(1);
+    expect(log.map((chunk) => `${chunk.step}:${chunk.type}`)).toEqual([
+      '0:text',
+      '0:tool_call',
+      '0:tool_result',
+      '1:tool_call',
+      '1:tool_result',
+      '1:system',
+      '2:tool_call',
+      '2:tool_result',
+      '3:text',
+    ]);
+    // Every request the model got after the crash was valid.
+    const requests = h.simulator.requests.filter((request) =>
+      JSON.stringify(request.body).includes('survive a crash'),
+    );
+    expect(requests.every((request) => request.status === 200)).toBe(true);
+    const tabAfter = await h.store.getTab(tab.id);
+    expect(tabAfter.status).toBe('idle');
+  });
+});
