@@ -57,6 +57,8 @@ export class ChunkWindow {
   private olderExist = true;
   private readonly listeners = new Set<() => void>();
   private changes = 0;
+  /** Render groups are derived once per change, not once per render. */
+  private groupsCache: { version: number; groups: RenderGroup[] } | null = null;
   readonly limit: number;
 
   constructor(options: ChunkWindowOptions) {
@@ -156,7 +158,11 @@ export class ChunkWindow {
         // Offsets make deltas idempotent: a resent delta (resume sends the whole text at 0)
         // only adds what lies beyond the text held. A gap cannot be filled: the seal will be.
         if (offset > open.text.length || offset + text.length <= open.text.length) return;
-        open.text += text.slice(open.text.length - offset);
+        // Replaced, not mutated: views holding the previous object see a change by reference.
+        this.openChunks.set(open.id, {
+          ...open,
+          text: open.text + text.slice(open.text.length - offset),
+        });
         break;
       }
       case 'chunk-seal':
@@ -228,9 +234,17 @@ export class ChunkWindow {
   /**
    * The window as render groups: consecutive chunks of one turn, role and step form a group;
    * tool results join the group of their call (a result whose call was evicted or not yet paged
-   * in forms a `tool` group of its own); open blocks come last.
+   * in forms a `tool` group of its own); open blocks come last. The same array is returned until
+   * the window changes, so views can compare by reference.
    */
   renderGroups(): RenderGroup[] {
+    if (this.groupsCache?.version === this.changes) return this.groupsCache.groups;
+    const groups = this.deriveGroups();
+    this.groupsCache = { version: this.changes, groups };
+    return groups;
+  }
+
+  private deriveGroups(): RenderGroup[] {
     const groups: RenderGroup[] = [];
     const callGroups = new Map<string, RenderGroup>();
     const items: WindowChunk[] = [

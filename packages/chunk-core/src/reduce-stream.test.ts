@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ChunkLogWriter } from './arbitrary-chunk-log';
+import { buildMessages } from './message-fold';
 import {
   interruptedBlock,
   reduceStream,
@@ -119,7 +121,14 @@ describe('reduceStream over the recorded streams', () => {
       const { raw, events } = readFixture(name);
       const { state, operations } = reduceStream(events);
       const sealed = checkLifecycle(operations);
-      expect(sealed.map(blockOf)).toEqual(await sdkContent(raw));
+      const sent = await sdkContent(raw);
+      expect(sealed.map(blockOf)).toEqual(sent);
+      // The wire builder folds the sealed chunks back into the same assistant message.
+      const log = new ChunkLogWriter();
+      log.startTurn();
+      log.userText('question');
+      for (const body of sealed) log.write(body);
+      expect(buildMessages(log.chunks)[1]).toEqual({ role: 'assistant', content: sent });
       expect(state.finished).toBe(true);
       expect(state.error).toBeNull();
       expect(state.open).toBeNull();
