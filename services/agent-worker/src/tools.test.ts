@@ -1,0 +1,130 @@
+import { createNatsBus } from '@chunklog/bus';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { serveRemoteTool } from './remote-tools';
+import { defineTool, type ToolDefinition } from './tool-registry';
+import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+
+let harness: Harness | null;
+beforeAll(async () => {
+  harness = await createHarness('nats');
+  await harness?.startWorker();
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+type SentRequest = { tools?: { name: string; input_schema: unknown }[] };
+
+function requestsMentioning(text: string) {
+  return harness!.simulator.requests.filter((request) =>
+    JSON.stringify(request.body).includes(text),
+  );
+}
+
+const weatherTool = defineTool({
+  name: 'weather',
+  description: 'The forecast for a city',
+  inputSchema: z.object({ city: z.string().min(1) }),
+  async run({ city }) {
+    if (city === 'Atlantis') throw new Error('No forecast for Atlantis');
+    return { city, forecast: 'sunny' };
+  },
+}) as ToolDefinition<unknown>;
+
+describe('remote tools over NATS', () => {
+  it('offers a tool announced by another process, calls it by request/reply, and forgets it when withdrawn', async (context) => {
+    if (!harness) return context.skip();
+    const serviceBus = await createNatsBus({
+      servers: harness.natsUrl!,
+      subjectPrefix: harness.subjectPrefix!,
+    });
+    try {
+      const service = await serveRemoteTool(serviceBus, weatherTool);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+
+      const tab = await harness.newTab();
+      await harness.send(tab.id, 'remote-call [[sim: tool weather {"city":"Oslo"}]]');
+      await harness.send(
+        tab.id,
+        'remote-fail [[sim: tool weather {"city":"Atlantis"}]]',
+        'enqueue',
+      );
+      await harness.turnsDone(tab.id, 2);
+      const log = await harness.store.readAll(tab.id);
+      assertGapFree(log);
+      const results = log.flatMap((chunk) => (chunk.type === 'tool_result' ? [chunk.data] : []));
+      expect(results).toEqual([
+        expect.objectContaining({
+          name: 'weather',
+          result: { city: 'Oslo', forecast: 'sunny' },
+          isError: false,
+        }),
+        expect.objectContaining({
+          name: 'weather',
+          result: 'No forecast for Atlantis',
+          isError: true,
+        }),
+      ]);
+      const offered = (requestsMentioning('remote-call')[0]!.body as SentRequest).tools!;
+      expect(offered.find((tool) => tool.name === 'weather')?.input_schema).toMatchObject({
+        type: 'object',
+        properties: { city: { type: 'string', minLength: 1 } },
+        required: ['city'],
+      });
+
+      await service.stop();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const later = await harness.newTab();
+      await harness.send(later.id, 'after-withdrawal [[sim: text "ok"]]');
+      await harness.turnsDone(later.id, 1);
+      const tools = (requestsMentioning('after-withdrawal')[0]!.body as SentRequest).tools!;
+      expect(tools.map((tool) => tool.name)).not.toContain('weather');
+      expect(tools.map((tool) => tool.name)).toContain('calculator');
+    } finally {
+      await serviceBus.close();
+    }
+  });
+});
+
+describe('the task tool', () => {
+  it('runs a subagent in a child tab through the same log path and returns its answer', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    await harness.send(
+      tab.id,
+      'delegate [[sim: tool task {"prompt":"subtask-prompt [[sim: text \\"the sub answer\\"]]","title":"sub"}]]',
+    );
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+
+    const log = await harness.store.readAll(tab.id);
+    const result = log.find((chunk) => chunk.type === 'tool_result');
+    expect(result?.type === 'tool_result' && result.data.isError).toBe(false);
+    const answer =
+      result?.type === 'tool_result'
+        ? (result.data.result as { childTabId: string; answer: string })
+        : null;
+    expect(answer?.answer).toBe('the sub answer');
+
+    const childTab = await harness.store.getTab(answer!.childTabId);
+    expect(childTab.parentTabId).toBe(tab.id);
+    expect(childTab.status).toBe('idle');
+    const childLog = await harness.store.readAll(childTab.id);
+    assertGapFree(childLog);
+    expect(childLog.map((chunk) => `${chunk.role}/${chunk.type}`)).toEqual([
+      'user/text',
+      'assistant/text',
+    ]);
+    // The child's turn streamed on its own tab's subjects like any turn.
+    const childEvents = harness.events.get(childTab.id) ?? [];
+    expect(childEvents.map((event) => event.event)).toContain('turn-done');
+    // The subagent is not offered `task` again (no unbounded recursion).
+    const childRequest = requestsMentioning('subtask-prompt').find(
+      (request) => !JSON.stringify(request.body).includes('delegate'),
+    );
+    expect((childRequest!.body as SentRequest).tools!.map((tool) => tool.name)).not.toContain(
+      'task',
+    );
+  });
+});
