@@ -13,7 +13,7 @@ import {
   type StreamOperation,
 } from './reduce-stream';
 
-const fixturesDirectory = '/work/shared/fixtures/anthropic-streams';
+const fixturesDirectory = join(import.meta.dirname, '../../../test/fixtures/anthropic-streams');
 const fixtureNames = readdirSync(fixturesDirectory).filter((name) => name.endsWith('.jsonl'));
 
 function readFixture(name: string): { raw: string; events: Record<string, unknown>[] } {
