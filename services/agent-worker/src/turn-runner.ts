@@ -175,7 +175,7 @@ export async function runTurn(input: {
       }),
     );
     // Cancel must not wait for a tool that ignores its abort signal.
-    await Promise.race([all, abortion(signal)]);
+    await untilSettledOrAborted(all, signal);
   };
 
   // turn-done is the caller's to publish: after the lease is released, so a client reacting
@@ -326,9 +326,24 @@ function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function abortion(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
+/** Waits for `work`, or only until `signal` aborts; leaves no listener behind either way. */
+function untilSettledOrAborted(work: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
   });
 }

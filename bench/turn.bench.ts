@@ -1,0 +1,151 @@
+/**
+ * Prompt-cache efficiency of a 20-step tool-using turn against the Anthropic simulator:
+ * - turn.cache_read_share: the worker's real turn (in-process bus, a throwaway Postgres
+ *   database, the simulator through the SDK); of the prompt tokens of steps 2..20, the share
+ *   read from cache. Each step's request extends the previous one byte for byte, so the goal
+ *   is >= 0.9.
+ * - turn.cache_read_share.naive: the same conversation (same calls, same results), sent the
+ *   seed's old way: the turn as one growing assistant message holding every tool call so far,
+ *   re-bucketed each step into [assistant: all calls][user: all results]. The assistant
+ *   message changes every step, so the cache only ever covers tools, system and the first
+ *   user message.
+ * Both runs use the same breakpoint strategy (tools, system, last two user messages) and a
+ * system prompt large enough to be cacheable.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { builtinTools, defineTool, type ToolDefinition } from '@chunklog/agent-worker';
+import { createSimulator } from '@chunklog/anthropic-sim';
+import type { Chunk } from '@chunklog/chunk-core';
+import { z } from 'zod';
+import { buildStepRequest } from '../services/agent-worker/src/step-request';
+import { createHarness } from '../services/agent-worker/src/worker-test-harness';
+
+const steps = 20;
+const system = `You are the benchmark agent. ${'Check every figure twice with the lookup tool before answering. '.repeat(150)}`;
+
+/** A tool whose answers are as long as real tool output (a file excerpt, a search page). */
+const lookupTool = defineTool({
+  name: 'lookup',
+  description: 'Looks a topic up in the reference notes and returns the matching passage.',
+  inputSchema: z.object({ topic: z.string() }),
+  async run({ topic }) {
+    return `Notes on ${topic}: ${'Each entry lists the figure, its source and the date it was checked. '.repeat(25)}`;
+  },
+}) as ToolDefinition<unknown>;
+
+type UsageLike = {
+  input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+};
+
+/** Of the prompt tokens of the given usages, the share read from cache. */
+function cacheReadShare(usages: readonly UsageLike[]): number {
+  let read = 0;
+  let total = 0;
+  for (const usage of usages) {
+    const cached = usage.cache_read_input_tokens ?? 0;
+    read += cached;
+    total += cached + (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
+  }
+  return total === 0 ? 0 : read / total;
+}
+
+async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Anthropic.Tool[] }> {
+  const harness = await createHarness('memory');
+  if (!harness) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
+  try {
+    await harness.startWorker({
+      maxSteps: steps + 5,
+      leaseMs: 10_000,
+      tools: [...builtinTools(), lookupTool],
+    });
+    const tab = await harness.newTab({ system });
+    await harness.send(
+      tab.id,
+      `Collect the figures. [[sim: tool lookup {"topic":"revenue"}]] [[sim: steps ${steps - 1}]]`,
+    );
+    const [done] = await harness.turnsDone(tab.id, 1, 60_000);
+    if (done?.event !== 'turn-done' || done.data.reason !== 'completed') {
+      throw new Error(`the benchmark turn did not complete: ${JSON.stringify(done)}`);
+    }
+    const requests = harness.simulator.requests.filter(
+      (request) => request.path === '/v1/messages',
+    );
+    if (requests.length !== steps)
+      throw new Error(`expected ${steps} requests, got ${requests.length}`);
+    const log = await harness.store.readAll(tab.id);
+    const tools = ((requests[0]!.body as { tools: Anthropic.Tool[] }).tools ?? []).map(
+      ({ cache_control: _marker, ...tool }) => tool,
+    );
+    return {
+      share: cacheReadShare(requests.slice(1).map((request) => request.usage ?? {})),
+      log,
+      tools,
+    };
+  } finally {
+    await harness.close();
+  }
+}
+
+/** The seed's request shape for step k: all calls so far in one assistant message, all results after. */
+function naiveRequest(log: readonly Chunk[], step: number, tools: Anthropic.Tool[]) {
+  const before = log.filter((chunk) => chunk.role === 'user' || chunk.step < step);
+  // Reuse the real builder for caching and the user text, then re-bucket the turn as the seed did.
+  const reference = buildStepRequest({
+    log: before.filter((chunk) => chunk.role === 'user'),
+    config: { system },
+    defaults: { model: 'claude-sonnet-4-6', maxTokens: 1024 },
+    tools,
+  });
+  const calls = before.filter((chunk) => chunk.type === 'tool_call');
+  const results = before.filter((chunk) => chunk.type === 'tool_result');
+  const messages: Anthropic.MessageParam[] = [...reference.messages];
+  if (calls.length > 0) {
+    messages.push({
+      role: 'assistant',
+      content: calls.map((chunk) =>
+        chunk.type === 'tool_call'
+          ? {
+              type: 'tool_use',
+              id: chunk.data.callId,
+              name: chunk.data.name,
+              input: chunk.data.arguments,
+            }
+          : { type: 'text', text: '' },
+      ),
+    });
+    messages.push({
+      role: 'user',
+      content: results.map((chunk, index) => ({
+        type: 'tool_result',
+        tool_use_id: chunk.type === 'tool_result' ? chunk.data.callId : '',
+        content: chunk.type === 'tool_result' ? JSON.stringify(chunk.data.result) : '',
+        // The same rolling breakpoint as the real builder: the last block of the last user message.
+        ...(index === results.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
+      })),
+    });
+  }
+  return { ...reference, messages };
+}
+
+async function naiveTurn(log: readonly Chunk[], tools: Anthropic.Tool[]): Promise<number> {
+  const simulator = await createSimulator({ logger: () => {} });
+  try {
+    const anthropic = new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 });
+    const usages: UsageLike[] = [];
+    for (let step = 0; step < steps; step++) {
+      const message = await anthropic.messages.create(naiveRequest(log, step, tools));
+      if (step > 0) usages.push(message.usage);
+    }
+    return cacheReadShare(usages);
+  } finally {
+    await simulator.close();
+  }
+}
+
+export default async function turnBench(): Promise<Record<string, number>> {
+  const { share, log, tools } = await chunkLogTurn();
+  const naive = await naiveTurn(log, tools);
+  return { 'turn.cache_read_share': share, 'turn.cache_read_share.naive': naive };
+}
