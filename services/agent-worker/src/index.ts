@@ -23,7 +23,7 @@ export {
   retryDelay,
 } from './retry-policy';
 export { buildStepRequest } from './step-request';
-export { resumePoint } from './takeover';
+export { planTakeover, resumePoint } from './takeover';
 export { createTaskTool, type SubagentRunner } from './task-tool';
 export {
   createToolRegistry,

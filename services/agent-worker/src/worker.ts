@@ -16,16 +16,11 @@ import { builtinTools } from './builtin-tools';
 import type { Logger } from './logger';
 import { createRemoteToolDirectory } from './remote-tools';
 import { defaultRetryPolicy, type RetryPolicy } from './retry-policy';
-import { type ChunkToAppend, LeaseLostError, TabSession } from './tab-session';
-import { resumePoint } from './takeover';
+import { LeaseLostError, TabSession } from './tab-session';
+import { planTakeover } from './takeover';
 import { createTaskTool, type SubagentRunner } from './task-tool';
 import { createToolRegistry, type ToolDefinition } from './tool-registry';
-import {
-  runTurn,
-  type TurnDependencies,
-  type TurnOutcome,
-  unansweredToolCalls,
-} from './turn-runner';
+import { runTurn, type TurnDependencies, type TurnOutcome } from './turn-runner';
 
 /** Everything a worker is made of; tests and the all-in-one mode pass their own. */
 export interface WorkerDependencies {
@@ -200,46 +195,21 @@ export function createWorker(deps: WorkerDependencies): Worker {
     turnId: string,
     previousOwner: string,
   ): Promise<TurnOutcome | null> {
-    const calls = unansweredToolCalls(session.log, turnId);
-    const bodies: ChunkToAppend[] = calls.map((call) => ({
-      id: ids(),
+    const plan = planTakeover({
+      log: session.log,
       turnId,
-      step: call.step,
-      role: 'tool',
-      type: 'tool_result',
-      data: {
-        callId: call.type === 'tool_call' ? call.data.callId : '',
-        name: call.type === 'tool_call' ? call.data.name : '',
-        result: 'The worker running this tool stopped before it finished.',
-        isError: true,
-      },
-    }));
-    const resume = resumePoint([...session.log, ...bodies], turnId);
-    const continues = resume !== null;
-    bodies.push({
-      id: ids(),
-      turnId,
-      step: Math.max(0, ...session.log.filter((c) => c.turnId === turnId).map((c) => c.step)),
-      role: 'system',
-      type: 'system',
-      data: {
-        kind: 'takeover',
-        text:
-          `Worker ${previousOwner} stopped mid-turn; worker ${workerId} took the tab over` +
-          (calls.length > 0
-            ? ` and answered ${calls.length} unfinished tool call(s) with errors`
-            : '') +
-          (continues ? ', continuing the turn.' : '; the turn ends here.'),
-      },
+      previousOwner,
+      workerId,
+      newId: ids,
     });
-    await session.append(bodies);
-    if (!continues) return { reason: 'error', usage: emptyUsage() };
+    await session.append(plan.append);
+    if (plan.resumeStep === null) return { reason: 'error', usage: emptyUsage() };
     return runTurn({
       deps: turnDependencies(),
       session,
       config,
       turnId,
-      start: { kind: 'resume', step: resume },
+      start: { kind: 'resume', step: plan.resumeStep },
       signal,
     });
   }
