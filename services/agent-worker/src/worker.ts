@@ -74,11 +74,6 @@ export function createWorker(deps: WorkerDependencies): Worker {
   let stopping = false;
 
   const registry = createToolRegistry(deps.tools ?? builtinTools());
-  const remote = createRemoteToolDirectory({
-    bus,
-    registry,
-    ...(deps.clock ? { now: () => deps.clock!.now() } : {}),
-  });
   const turnDependencies = (excludeTools?: string[]): TurnDependencies => ({
     store,
     anthropic: deps.anthropic,
@@ -186,6 +181,12 @@ export function createWorker(deps: WorkerDependencies): Worker {
     return { tabId: child.id, answer, reason: outcome?.reason ?? 'error' };
   };
   registry.add(createTaskTool(runSubagent) as ToolDefinition<unknown>);
+  // Created after every local tool is in, so none of them can be shadowed by a remote one.
+  const remote = createRemoteToolDirectory({
+    bus,
+    registry,
+    ...(deps.clock ? { now: () => deps.clock!.now() } : {}),
+  });
 
   /** After another worker died mid-turn: answer its open calls, say so, and go on if possible. */
   async function takeOver(
