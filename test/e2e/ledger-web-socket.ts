@@ -1,0 +1,31 @@
+/** A WebSocket stream client (`ws`) whose JSON frames `{ event, data, id? }` feed a StreamLedger. */
+import WebSocket from 'ws';
+import type { StreamLedger } from './stream-ledger';
+
+export async function openLedgerWebSocket(
+  url: string,
+  ledger: StreamLedger,
+  headers: Record<string, string> = {},
+): Promise<{ close(): void }> {
+  const socket = new WebSocket(url, { headers });
+  socket.on('message', (raw) => {
+    const frame = JSON.parse(String(raw)) as { event: string; data: unknown; id?: number };
+    ledger.receive(frame.event, frame.data, frame.id === undefined ? undefined : String(frame.id));
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => {
+      ledger.startConnection();
+      resolve();
+    });
+    socket.once('unexpected-response', (_request, response) =>
+      reject(new Error(`websocket refused with ${response.statusCode}`)),
+    );
+    socket.once('error', reject);
+  });
+  return {
+    close() {
+      ledger.endConnection();
+      socket.close();
+    },
+  };
+}

@@ -1,0 +1,268 @@
+/**
+ * chunklog in the services mode as separate processes: two gateways and two workers (the real
+ * entry points) on one Postgres database and one NATS server, with the Anthropic simulator
+ * in this process as the model. Clients are a standard EventSource and a WebSocket.
+ */
+import type { Chunk } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testNatsUrl, testPostgresUrl } from '../infra';
+import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
+import { GatewayClient } from './gateway-client';
+import { openLedgerEventSource } from './ledger-event-source';
+import { openLedgerWebSocket } from './ledger-web-socket';
+import type { ServiceProcess } from './service-process';
+import { sleep } from './service-process';
+import { StreamLedger } from './stream-ledger';
+
+const LEASE_MS = 1_500;
+const postgresUrl = await testPostgresUrl();
+const natsUrl = await testNatsUrl();
+const reachable = postgresUrl !== null && natsUrl !== null;
+if (!reachable) {
+  console.warn('!!! SKIPPED: the multi-process e2e suite needs a real Postgres and NATS');
+}
+
+/** A small deterministic PRNG (mulberry32), so a failing run can be replayed from its seed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Each seq once, 1..N, and exactly the REST pages. */
+function expectSameAsRest(received: Chunk[], rest: Chunk[]): void {
+  expect(received.map((chunk) => chunk.seq)).toEqual(rest.map((_, index) => index + 1));
+  expect(received).toEqual(rest);
+}
+
+describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
+  let backend: E2eBackend;
+  let gatewayA: E2eGateway;
+  let gatewayB: E2eGateway;
+  const workers: ServiceProcess[] = [];
+  let clientA: GatewayClient;
+  let clientB: GatewayClient;
+
+  beforeAll(async () => {
+    backend = await createE2eBackend({
+      postgresUrl: postgresUrl!,
+      natsUrl: natsUrl!,
+      leaseMs: LEASE_MS,
+    });
+    // Started together, as a deployment (docker-compose, a rollout) starts them.
+    [gatewayA, gatewayB] = await Promise.all([
+      backend.startGateway({ name: 'gateway-a' }),
+      backend.startGateway({ name: 'gateway-b' }),
+    ]);
+    workers.push(
+      ...(await Promise.all([
+        backend.startWorker({ workerId: 'worker-1' }),
+        backend.startWorker({ workerId: 'worker-2' }),
+      ])),
+    );
+    clientA = new GatewayClient(gatewayA.baseUrl, backend.tenants.alpha.key);
+    clientB = new GatewayClient(gatewayB.baseUrl, backend.tenants.alpha.key);
+  });
+
+  afterAll(async () => {
+    await backend?.close();
+  });
+
+  it('shows a client of gateway A a turn posted through gateway B, equal to the REST pages', async () => {
+    const tabId = await clientB.createTab('cross-gateway');
+    const sse = new StreamLedger();
+    const source = openLedgerEventSource(
+      `${gatewayA.baseUrl}/v1/tabs/${tabId}/events`,
+      sse,
+      clientA.authorization,
+    );
+    // A ticket issued by gateway B opens a stream on gateway A (they share the ticket secret).
+    const ticket = await clientB.streamTicket(tabId);
+    const ticketed = new StreamLedger();
+    const ticketSource = openLedgerEventSource(
+      `${gatewayA.baseUrl}/v1/tabs/${tabId}/events?ticket=${encodeURIComponent(ticket)}`,
+      ticketed,
+    );
+    const ws = new StreamLedger();
+    const socket = await openLedgerWebSocket(
+      `${gatewayA.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`,
+      ws,
+      clientA.authorization,
+    );
+    await Promise.all([source.opened, ticketSource.opened]);
+    try {
+      const chunkId = await clientB.sendMessage(
+        tabId,
+        'hello across gateways [[sim: tool get_time {}]] [[sim: steps 1]] [[sim: words 40]]',
+      );
+      for (const ledger of [sse, ticketed, ws]) {
+        await ledger.waitUntil(() => ledger.turnsDone.length === 1, 20_000, 'turn-done');
+      }
+      const rest = await clientA.readAllChunks(tabId);
+      expect(rest[0]).toMatchObject({ id: chunkId, role: 'user', type: 'text', seq: 1 });
+      expect(rest.map((chunk) => chunk.type)).toEqual(['text', 'tool_call', 'tool_result', 'text']);
+      for (const ledger of [sse, ticketed, ws]) {
+        expect(ledger.violations).toEqual([]);
+        expectSameAsRest(ledger.seals, rest);
+        expect(ledger.turnsDone[0]?.reason).toBe('completed');
+        // The final answer streamed live, character for character.
+        const answer = rest.at(-1)!;
+        expect(ledger.blockTexts().get(answer.id)?.text).toBe(
+          (answer.data as { text: string }).text,
+        );
+      }
+      expect(await clientB.readAllChunks(tabId)).toEqual(rest);
+    } finally {
+      source.close();
+      ticketSource.close();
+      socket.close();
+    }
+  });
+
+  it('delivers every seq exactly once, in order, and every block’s text, across 100 random disconnects', async () => {
+    const seed = Number(process.env.E2E_SEED ?? Date.now() % 1_000_000);
+    const random = seededRandom(seed);
+    const tabId = await clientA.createTab('resume');
+    const turns = 12;
+    for (let turn = 0; turn < turns; turn += 1) {
+      // Slow token rates keep blocks open for a while, so many disconnects land mid-block.
+      const script =
+        turn % 3 === 2
+          ? '[[sim: tool get_time {}]] [[sim: steps 1]] [[sim: words 30]] [[sim: rate 60]]'
+          : `[[sim: words ${40 + turn * 3}]] [[sim: rate 60]]`;
+      await (turn % 2 === 0 ? clientA : clientB).sendMessage(tabId, `turn ${turn} ${script}`);
+    }
+
+    const ledger = new StreamLedger();
+    const ticketFrom = { a: clientA, b: clientB };
+    let disconnects = 0;
+    while (disconnects < 100) {
+      const gateway = random() < 0.5 ? gatewayA : gatewayB;
+      const after = ledger.lastSeq;
+      const style = Math.floor(random() * 3);
+      const base = `${gateway.baseUrl}/v1/tabs/${tabId}/events`;
+      // Three ways to resume: the header EventSource itself sends, ?after=, and a ticket.
+      const connection =
+        style === 0
+          ? openLedgerEventSource(base, ledger, {
+              ...clientA.authorization,
+              'last-event-id': String(after),
+            })
+          : style === 1
+            ? openLedgerEventSource(`${base}?after=${after}`, ledger, clientA.authorization)
+            : openLedgerEventSource(
+                `${base}?after=${after}&ticket=${encodeURIComponent(
+                  await ticketFrom[random() < 0.5 ? 'a' : 'b'].streamTicket(tabId),
+                )}`,
+                ledger,
+              );
+      await connection.opened;
+      await sleep(20 + random() * 280);
+      connection.close();
+      disconnects += 1;
+    }
+
+    const final = openLedgerEventSource(
+      `${gatewayB.baseUrl}/v1/tabs/${tabId}/events?after=${ledger.lastSeq}`,
+      ledger,
+      clientA.authorization,
+    );
+    try {
+      await final.opened;
+      const userChunks = () => ledger.seals.filter((chunk) => chunk.role === 'user').length;
+      await ledger.waitUntil(
+        () => userChunks() === turns && ledger.turnsDone.length > 0,
+        40_000,
+        'every turn to start',
+      );
+      await waitForIdle(clientA, tabId, 30_000);
+      const rest = await clientA.readAllChunks(tabId);
+      await ledger.waitUntil(() => ledger.lastSeq === rest.length, 5_000, 'the last seal');
+
+      console.info(
+        `resume run (seed ${seed}): ${ledger.connections} connections, ` +
+          `${ledger.midBlockDisconnects} mid-block disconnects, ${ledger.deltasReceived} deltas, ` +
+          `${rest.length} chunks`,
+      );
+      expect(ledger.violations, `seed ${seed}`).toEqual([]);
+      expectSameAsRest(ledger.seals, rest);
+      expect(rest.filter((chunk) => chunk.role === 'user')).toHaveLength(turns);
+      // Every streamed block that was sealed: what the client reassembled is the stored text
+      // (or a prefix of it, when the seal arrived while the client was away).
+      const sealedTexts = new Map(
+        rest.flatMap((chunk) =>
+          chunk.type === 'text' ? [[chunk.id, (chunk.data as { text: string }).text]] : [],
+        ),
+      );
+      for (const [id, block] of ledger.blockTexts()) {
+        const stored = sealedTexts.get(id);
+        expect(stored, `block ${id} streamed but never stored`).toBeDefined();
+        expect(stored!.startsWith(block.text)).toBe(true);
+      }
+      // The run really exercised mid-block resumes, not only resumes between turns.
+      expect(ledger.midBlockDisconnects, `seed ${seed}`).toBeGreaterThanOrEqual(20);
+      expect(ledger.connections).toBeGreaterThanOrEqual(101);
+    } finally {
+      final.close();
+    }
+  }, 90_000);
+
+  it('keeps the log gap-free when the worker running a turn is SIGKILLed: the other takes over', async () => {
+    const tabId = await clientA.createTab('takeover');
+    const ledger = new StreamLedger();
+    const source = openLedgerEventSource(
+      `${gatewayA.baseUrl}/v1/tabs/${tabId}/events`,
+      ledger,
+      clientA.authorization,
+    );
+    await source.opened;
+    try {
+      await clientB.sendMessage(
+        tabId,
+        'survive a crash [[sim: tool sleep {"milliseconds":300}]] [[sim: steps 2]] [[sim: words 60]] [[sim: rate 40]]',
+      );
+      // Kill mid-block: wait for deltas of the final answer, then find who holds the lease.
+      await ledger.waitUntil(
+        () =>
+          ledger.deltasReceived > 3 && ledger.seals.some((chunk) => chunk.type === 'tool_result'),
+        20_000,
+        'the answer to stream',
+      );
+      const lease = await backend.store.getLease(tabId);
+      const victim = workers.find((worker) => worker.name === lease?.owner);
+      expect(victim, `lease owner ${lease?.owner}`).toBeDefined();
+      await victim!.stop('SIGKILL');
+      const killedAt = Date.now();
+
+      await ledger.waitUntil(() => ledger.turnsDone.length === 1, 20_000, 'turn-done');
+      const takeoverMs = Date.now() - killedAt;
+      const rest = await clientA.readAllChunks(tabId);
+      await ledger.waitUntil(() => ledger.lastSeq === rest.length, 5_000, 'the last seal');
+
+      expect(ledger.violations).toEqual([]);
+      expectSameAsRest(ledger.seals, rest);
+      expect(new Set(rest.map((chunk) => chunk.id)).size).toBe(rest.length);
+      expect(new Set(rest.map((chunk) => chunk.turnId)).size).toBe(1);
+      expect(rest.some((chunk) => chunk.type === 'system')).toBe(true);
+      expect(['completed', 'error']).toContain(ledger.turnsDone[0]?.reason);
+      expect(takeoverMs).toBeLessThan(LEASE_MS * 6);
+      expect((await clientA.getTab(tabId)).status).toBe('idle');
+    } finally {
+      source.close();
+    }
+  }, 60_000);
+});
+
+async function waitForIdle(client: GatewayClient, tabId: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if ((await client.getTab(tabId)).status === 'idle') return;
+    await sleep(100);
+  }
+  throw new Error(`tab ${tabId} still running after ${timeoutMs} ms`);
+}
