@@ -130,3 +130,53 @@ describe('takeover after a worker dies', () => {
     expect(tabAfter.status).toBe('idle');
   });
 });
+
+describe('a stale writer', () => {
+  it('is fenced off: the holder re-reads the log, repairs it and finishes the turn', async (context) => {
+    if (!harness) return context.skip();
+    const h = harness;
+    const worker = await h.startWorker({ workerId: 'holder', leaseMs: 5_000 });
+    try {
+      const tab = await h.newTab();
+      await h.send(tab.id, 'stale-writer [[sim: tool sleep {"milliseconds":500}]]');
+      const call = await waitFor(
+        () =>
+          h.events
+            .get(tab.id)
+            ?.find(
+              (event) => event.event === 'chunk-seal' && event.data.chunk.type === 'tool_call',
+            ),
+        10_000,
+      );
+      const turnId = call.event === 'chunk-seal' ? call.data.chunk.turnId : '';
+      // A worker that was paused past its lease wakes up and writes into the turn.
+      await h.store.append(tab.id, [
+        {
+          id: crypto.randomUUID(),
+          tabId: tab.id,
+          turnId,
+          step: 0,
+          role: 'system',
+          type: 'system',
+          data: { kind: 'stale', text: 'written by a stale worker' },
+        },
+      ]);
+      const [done] = await h.turnsDone(tab.id, 1);
+      expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+      const log = await h.store.readAll(tab.id);
+      assertGapFree(log);
+      expect(log.map((chunk) => `${chunk.role}/${chunk.type}`)).toEqual([
+        'user/text',
+        'assistant/tool_call',
+        'system/system',
+        'tool/tool_result',
+        'system/system',
+        'assistant/text',
+      ]);
+      expect(log[3]!.type === 'tool_result' && log[3]!.data.isError).toBe(true);
+      expect(log[4]!.type === 'system' && log[4]!.data.kind).toBe('takeover');
+    } finally {
+      await worker.stop();
+    }
+  });
+});

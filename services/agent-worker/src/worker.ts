@@ -22,6 +22,14 @@ import { createTaskTool, type SubagentRunner } from './task-tool';
 import { createToolRegistry, type ToolDefinition } from './tool-registry';
 import { runTurn, type TurnDependencies, type TurnOutcome } from './turn-runner';
 
+/** Raised when a fenced append fails although this worker still holds the lease. */
+class StaleWriterError extends Error {
+  constructor(tabId: string) {
+    super(`Another writer appended to tab ${tabId} while this worker held it`);
+    this.name = 'StaleWriterError';
+  }
+}
+
 /** Everything a worker is made of; tests and the all-in-one mode pass their own. */
 export interface WorkerDependencies {
   store: ChunkStore;
@@ -129,6 +137,10 @@ export function createWorker(deps: WorkerDependencies): Worker {
       return outcome;
     } catch (error) {
       if (error instanceof LeaseLostError || session.lost) {
+        // A conflict while the lease is still ours means a stale writer (a worker that was
+        // paused past its lease) appended first: the caller re-reads the log and repairs.
+        const lease = stopping ? null : await store.getLease(tabId).catch(() => null);
+        if (lease?.owner === workerId) throw new StaleWriterError(tabId);
         logger.warn('turn abandoned: another worker holds the tab', { tabId, turnId });
         return null;
       }
@@ -216,10 +228,35 @@ export function createWorker(deps: WorkerDependencies): Worker {
   }
 
   async function runLeased(tabId: string, lease: AcquireLeaseResult, turnId: string) {
-    const takenOver = lease.takenOver;
+    let takenOver = lease.takenOver;
     const activeTurnId = takenOver?.turnId ?? turnId;
     try {
-      await holdTab(tabId, activeTurnId, async (session, signal) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await runHeld(takenOver);
+          break;
+        } catch (error) {
+          if (!(error instanceof StaleWriterError) || attempt >= 3) throw error;
+          logger.warn('a stale writer appended to a tab this worker holds; repairing', { tabId });
+          takenOver = { turnId: activeTurnId, owner: 'a stale writer' };
+        }
+      }
+    } catch (error) {
+      logger.error('tab run failed', { tabId, error });
+    } finally {
+      claimed.delete(tabId);
+    }
+    // A message that arrived as the turn ended found the tab still held: look again.
+    if (stopping) return;
+    try {
+      const waiting = await store.inboxList(tabId);
+      if (waiting.length > 0) await claim(tabId);
+    } catch (error) {
+      logger.warn('inbox check failed; the sweep will retry', { tabId, error });
+    }
+
+    function runHeld(takenOver: AcquireLeaseResult['takenOver']) {
+      return holdTab(tabId, activeTurnId, async (session, signal) => {
         if (takenOver && session.log.some((chunk) => chunk.turnId === takenOver.turnId)) {
           logger.info('taking over a turn', { tabId, turnId: activeTurnId, from: takenOver.owner });
           return takeOver(session, signal, lease.tab.config, activeTurnId, takenOver.owner);
@@ -235,18 +272,6 @@ export function createWorker(deps: WorkerDependencies): Worker {
           signal,
         });
       });
-    } catch (error) {
-      logger.error('tab run failed', { tabId, error });
-    } finally {
-      claimed.delete(tabId);
-    }
-    // A message that arrived as the turn ended found the tab still held: look again.
-    if (stopping) return;
-    try {
-      const waiting = await store.inboxList(tabId);
-      if (waiting.length > 0) await claim(tabId);
-    } catch (error) {
-      logger.warn('inbox check failed; the sweep will retry', { tabId, error });
     }
   }
 
