@@ -157,5 +157,57 @@ for (const bus of ['nats', 'memory'] as const) {
       expect(stored.usage).toEqual(expected);
       expect(stored.status).toBe('idle');
     });
+
+    it('stops at the step cap with every call answered and turn-done max_steps', async (context) => {
+      if (!harness) return context.skip();
+      const tab = await harness.newTab({ maxSteps: 2 });
+      await harness.send(tab.id, 'capped [[sim: tool get_time {}]] [[sim: steps 5]]');
+      const [done] = await harness.turnsDone(tab.id, 1);
+      expect(done?.event === 'turn-done' && done.data.reason).toBe('max_steps');
+      const log = await harness.store.readAll(tab.id);
+      expect(log.map((chunk) => `${chunk.step}:${chunk.type}`)).toEqual([
+        '0:text',
+        '0:tool_call',
+        '0:tool_result',
+        '1:tool_call',
+        '1:tool_result',
+      ]);
+    });
+
+    it('replays signed thinking byte for byte across steps when thinking is on', async (context) => {
+      if (!harness) return context.skip();
+      const tab = await harness.newTab({ thinking: { budgetTokens: 1024 }, maxTokens: 4096 });
+      await harness.send(tab.id, 'think-then-tool [[sim: tool calculator {"expression":"1+1"}]]');
+      const [done] = await harness.turnsDone(tab.id, 1);
+      expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+      const log = await harness.store.readAll(tab.id);
+      expect(log.map((chunk) => `${chunk.step}:${chunk.type}`)).toEqual([
+        '0:text',
+        '0:thinking',
+        '0:tool_call',
+        '0:tool_result',
+        '1:thinking',
+        '1:text',
+      ]);
+      const thinking = log[1]!;
+      expect(
+        thinking.type === 'thinking' && 'signature' in thinking.data && thinking.data.signature,
+      ).toBeTruthy();
+      // The simulator checks signatures: the second step was accepted with the first step's thinking in it.
+      const requests = harness.simulator.requests.filter((request) =>
+        JSON.stringify(request.body).includes('think-then-tool'),
+      );
+      expect(requests.map((request) => request.status)).toEqual([200, 200]);
+      const replayed = (requests[1]!.body as { messages: { content: JsonObject[] }[] }).messages[1]!
+        .content[0];
+      expect(replayed).toEqual({
+        type: 'thinking',
+        thinking: thinking.type === 'thinking' && 'text' in thinking.data ? thinking.data.text : '',
+        signature:
+          thinking.type === 'thinking' && 'signature' in thinking.data
+            ? thinking.data.signature
+            : '',
+      });
+    });
   });
 }
