@@ -89,7 +89,8 @@ function requireTabId(tabId: unknown): string {
 }
 
 interface PageRow extends ChunkRow {
-  chunk_count: number | string | bigint;
+  highest_seq: number | string | bigint | null;
+  lowest_seq: number | string | bigint | null;
 }
 
 interface InboxRow extends Record<string, unknown> {
@@ -108,8 +109,9 @@ interface LeaseRow extends Record<string, unknown> {
 
 /**
  * The store over any SQL client: every adapter (node-postgres, PGlite) shares these statements,
- * so the adapters cannot drift apart. Each operation is one statement, hence one round trip;
- * the multi-step ones (append, clear, lease) run as plpgsql functions from the migrations.
+ * so the adapters cannot drift apart. Each operation is one statement, hence one round trip
+ * (acquireLease adds a second to read the tab back); the multi-step ones (append, clear, delete,
+ * lease) run as plpgsql functions from the migrations.
  */
 export function createSqlChunkStore(
   client: SqlClient,
@@ -199,12 +201,12 @@ export function createSqlChunkStore(
 
     async deleteTab(tabId, options) {
       const id = requireTabId(tabId);
-      const rows = await run(
+      const rows = await run<{ deleted: boolean }>(
         'delete tab',
-        'DELETE FROM tabs WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2) RETURNING id',
+        'SELECT chunklog_delete_tab($1, $2) AS deleted',
         [id, options?.tenantId ?? null],
       );
-      if (rows.length === 0) throw new NotFoundError(`tab ${id} not found`);
+      if (rows[0]?.deleted !== true) throw new NotFoundError(`tab ${id} not found`);
     },
 
     async clearTab(tabId) {
@@ -259,7 +261,10 @@ export function createSqlChunkStore(
       if (statement.descending) page.reverse();
       return {
         chunks: page.map((row) => chunkFromRow(id, row)),
-        total: Number(first.chunk_count),
+        total:
+          first.highest_seq === null || first.lowest_seq === null
+            ? 0
+            : Number(first.highest_seq) - Number(first.lowest_seq) + 1,
         hasMore: found.length > limit,
       };
     },

@@ -52,18 +52,14 @@ describe.skipIf(adminUrl === null)('a tab with a million chunks on Postgres', ()
     const idPrefix = randomUUID().slice(0, 24);
     await pool.query(`
       BEGIN;
-      ALTER TABLE chunks DROP CONSTRAINT chunks_pkey, DROP CONSTRAINT chunks_tab_id_seq_unique,
-        DROP CONSTRAINT chunks_tab_id_tabs_id_fk;
+      ALTER TABLE chunks DROP CONSTRAINT chunks_pkey, DROP CONSTRAINT chunks_tab_id_seq_unique;
       INSERT INTO chunks (id, tab_id, seq, turn_id, step, role, type, data)
       SELECT ('${idPrefix}' || lpad(to_hex(s), 12, '0'))::uuid, '${tabId}', s,
         '${randomUUID()}', 0, 'assistant', 'text', jsonb_build_object('text', 'chunk ' || s)
       FROM generate_series(1, ${depth}) AS s;
-      UPDATE tabs SET last_seq = ${depth}, chunk_count = ${depth} WHERE id = '${tabId}';
       SET LOCAL maintenance_work_mem = '256MB';
       ALTER TABLE chunks ADD CONSTRAINT chunks_pkey PRIMARY KEY (id),
-        ADD CONSTRAINT chunks_tab_id_seq_unique UNIQUE (tab_id, seq),
-        ADD CONSTRAINT chunks_tab_id_tabs_id_fk FOREIGN KEY (tab_id) REFERENCES tabs (id)
-          ON DELETE CASCADE;
+        ADD CONSTRAINT chunks_tab_id_seq_unique UNIQUE (tab_id, seq);
       COMMIT;
       ANALYZE chunks;
       ANALYZE tabs;
@@ -81,7 +77,7 @@ describe.skipIf(adminUrl === null)('a tab with a million chunks on Postgres', ()
   const range = (from: number, to: number) =>
     Array.from({ length: to - from + 1 }, (_, index) => from + index);
 
-  it('pages at the head (the newest chunks) with an O(1) total', async () => {
+  it('pages at the head (the newest chunks) with the total', async () => {
     const page = await store.page(tabId, { limit: 50 });
     expect(seqs(page)).toEqual(range(depth - 49, depth));
     expect(page.total).toBe(depth);
@@ -135,12 +131,15 @@ describe.skipIf(adminUrl === null)('a tab with a million chunks on Postgres', ()
             nodes.filter((node) => node['Node Type'].includes('Sort')),
             label,
           ).toEqual([]);
+          // The page itself plus the two probes behind the total: all range scans of the
+          // (tab_id, seq) index that stop at the page, never a walk of the tab.
           const chunkScans = nodes.filter((node) => node['Relation Name'] === 'chunks');
-          expect(chunkScans, label).toHaveLength(1);
-          expect(chunkScans[0]!['Node Type'], label).toMatch(/^Index (Only )?Scan$/);
-          expect(chunkScans[0]!['Index Name'], label).toBe('chunks_tab_id_seq_unique');
-          // The scan stops at the page: it never walks the tab.
-          expect(chunkScans[0]!['Actual Rows'], label).toBeLessThanOrEqual(51);
+          expect(chunkScans, label).toHaveLength(3);
+          for (const scan of chunkScans) {
+            expect(scan['Node Type'], label).toMatch(/^Index (Only )?Scan$/);
+            expect(scan['Index Name'], label).toBe('chunks_tab_id_seq_unique');
+            expect(scan['Actual Rows'], label).toBeLessThanOrEqual(51);
+          }
         }
       }
     } finally {

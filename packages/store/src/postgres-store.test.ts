@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NotFoundError } from '@chunklog/chunk-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase, testPostgresUrl } from '../../../test/infra';
 import { describeChunkStoreContract } from './chunk-store-contract';
 import { createPostgresStore } from './create-postgres-store';
 import { hashApiKey } from './hash-api-key';
+import { migrationsFolder } from './migrations-folder';
 
 const adminUrl = await testPostgresUrl();
 
@@ -43,7 +47,11 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
       const applied = await pool.query(
         'SELECT count(*)::int AS count FROM drizzle.__drizzle_migrations',
       );
-      expect(applied.rows[0].count).toBe(2);
+      const journal = JSON.parse(
+        await readFile(join(migrationsFolder, 'meta', '_journal.json'), 'utf8'),
+      ) as { entries: unknown[] };
+      expect(journal.entries.length).toBeGreaterThan(0);
+      expect(applied.rows[0].count).toBe(journal.entries.length);
       // A store on a borrowed pool leaves the pool open.
       await stores[0]!.close();
       expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
@@ -60,6 +68,40 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
       ]);
       expect(rows.rows).toEqual([{ key_hash: hashApiKey(key) }]);
       expect(JSON.stringify(rows.rows)).not.toContain(key);
+    });
+
+    it('leaves no chunk behind when a tab is deleted during appends', async () => {
+      const store = createPostgresStore({ pool });
+      await store.migrate();
+      const tenant = await store.createTenant({ name: `orphans-${randomUUID()}` });
+      const tab = await store.createTab({ tenantId: tenant.id });
+      const append = () =>
+        store.append(tab.id, [
+          {
+            id: randomUUID(),
+            tabId: tab.id,
+            turnId: randomUUID(),
+            step: 0,
+            role: 'user',
+            type: 'text',
+            data: { text: 'racing a delete' },
+          },
+        ]);
+      await append();
+      const outcomes = await Promise.allSettled([
+        ...Array.from({ length: 10 }, append),
+        store.deleteTab(tab.id),
+        ...Array.from({ length: 10 }, append),
+      ]);
+      // Appends that lost the race fail as not found; none may leave a row for the gone tab.
+      for (const outcome of outcomes) {
+        if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(NotFoundError);
+      }
+      expect(outcomes[10]!.status).toBe('fulfilled');
+      const left = await pool.query('SELECT count(*)::int AS count FROM chunks WHERE tab_id = $1', [
+        tab.id,
+      ]);
+      expect(left.rows[0].count).toBe(0);
     });
 
     it('takes the tab advisory lock inside the append statement', async () => {

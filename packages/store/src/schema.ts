@@ -54,10 +54,9 @@ export const tabs = pgTable(
     activeTurnId: uuid('active_turn_id'),
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
-    // High-water mark of seq: survives clear, so seq is never reused (DESIGN section 4).
-    lastSeq: bigint('last_seq', { mode: 'number' }).notNull().default(0),
-    // Rows in chunks for this tab, kept by append and clear so a page's total is O(1).
-    chunkCount: bigint('chunk_count', { mode: 'number' }).notNull().default(0),
+    // The highest seq a clear ever removed. The tail of a tab is the larger of this and its
+    // highest stored seq, so a seq is never reused after a clear (DESIGN section 4).
+    seqFloor: bigint('seq_floor', { mode: 'number' }).notNull().default(0),
     usageInputTokens: bigint('usage_input_tokens', { mode: 'number' }).notNull().default(0),
     usageOutputTokens: bigint('usage_output_tokens', { mode: 'number' }).notNull().default(0),
     usageCacheReadInputTokens: bigint('usage_cache_read_input_tokens', { mode: 'number' })
@@ -86,9 +85,10 @@ export const chunks = pgTable(
   'chunks',
   {
     id: uuid('id').primaryKey(),
-    tabId: uuid('tab_id')
-      .notNull()
-      .references(() => tabs.id, { onDelete: 'cascade' }),
+    // No foreign key: the per-append row lock it takes on tabs would cost a tab-row write on
+    // every append. chunklog_append checks the tab under the tab's advisory lock, and
+    // chunklog_delete_tab deletes a tab's chunks under the same lock, so none can be orphaned.
+    tabId: uuid('tab_id').notNull(),
     seq: bigint('seq', { mode: 'number' }).notNull(),
     turnId: uuid('turn_id').notNull(),
     step: integer('step').notNull(),

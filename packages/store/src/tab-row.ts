@@ -1,8 +1,15 @@
 import type { Tab, TabConfig, TabStatus } from '@chunklog/chunk-core';
 
-/** The select list every tab read uses (table alias t); times leave the database as epoch ms. */
+/**
+ * The select list every tab read uses (table alias t); times leave the database as epoch ms.
+ * lastSeq is the tail the append function computes: the highest stored seq (one backward index
+ * probe) or the highest seq a clear removed, whichever is higher.
+ */
 export const tabColumns = `t.id, t.position, t.tenant_id, t.parent_tab_id, t.title, t.config,
-  t.status, t.active_turn_id, t.last_seq, t.usage_input_tokens, t.usage_output_tokens,
+  t.status, t.active_turn_id,
+  greatest(t.seq_floor, coalesce(
+    (SELECT c.seq FROM chunks c WHERE c.tab_id = t.id ORDER BY c.seq DESC LIMIT 1), 0)) AS last_seq,
+  t.usage_input_tokens, t.usage_output_tokens,
   t.usage_cache_read_input_tokens, t.usage_cache_creation_input_tokens,
   floor(extract(epoch FROM t.created_at) * 1000)::double precision AS created_at_ms,
   floor(extract(epoch FROM t.updated_at) * 1000)::double precision AS updated_at_ms`;

@@ -1,0 +1,204 @@
+/**
+ * Postgres chunk store figures, on the real Postgres (BENCH_DATABASE_URL, TEST_DATABASE_URL or
+ * the local server) in a throwaway database, everything in one run:
+ * - store.append.*: single-chunk appends through the store (advisory lock, tail read, insert,
+ *   counters: one round trip) against raw single-row INSERTs of the same payload into a plain
+ *   table (primary key only), at 8 and 32 connections spread over 1,000 tabs, and at 8
+ *   connections on one hot tab. Raw and store phases alternate so load from other processes
+ *   on the machine hits both alike. Ratio = store rows/s ÷ raw rows/s (goal ≥ 0.8).
+ * - store.page.*: page read latency (50 chunks) on a 1,000,000-chunk tab at the head and
+ *   900,000 chunks back (goal: deep p99 ≤ 1.2 × head p99).
+ */
+import { randomUUID } from 'node:crypto';
+import { type ChunkStore, createPostgresStore } from '@chunklog/store';
+import pg from 'pg';
+import { createTestDatabase } from '../test/infra';
+
+const adminUrl =
+  process.env.BENCH_DATABASE_URL ??
+  process.env.TEST_DATABASE_URL ??
+  'postgres://postgres@127.0.0.1:5432/postgres';
+
+const phaseMs = 2_500;
+const rounds = 2;
+const tabCount = 1_000;
+const depth = 1_000_000;
+const pageSamples = 1_000;
+const payload = { text: 'x'.repeat(200) };
+
+function percentile(sorted: number[], fraction: number): number {
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+/** Runs `operation` on `connections` loops for a fixed time; returns operations per second. */
+async function rate(connections: number, operation: () => Promise<unknown>): Promise<number> {
+  // Warm the pool and the prepared statements before the clock starts.
+  await Promise.all(Array.from({ length: connections }, () => operation()));
+  let count = 0;
+  const started = performance.now();
+  const deadline = started + phaseMs;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) {
+        await operation();
+        count += 1;
+      }
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+async function rawRate(url: string, connections: number, tabs: string[]): Promise<number> {
+  const pool = new pg.Pool({ connectionString: url, max: connections });
+  const seqs = new Map<string, number>();
+  try {
+    return await rate(connections, async () => {
+      const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
+      const seq = (seqs.get(tabId) ?? 0) + 1;
+      seqs.set(tabId, seq);
+      await pool.query({
+        name: 'raw_insert',
+        text: `INSERT INTO raw_chunks (id, tab_id, seq, turn_id, step, role, type, data)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        values: [
+          randomUUID(),
+          tabId,
+          seq,
+          randomUUID(),
+          0,
+          'user',
+          'text',
+          JSON.stringify(payload),
+        ],
+      });
+    });
+  } finally {
+    await pool.end();
+  }
+}
+
+async function storeRate(url: string, connections: number, tabs: string[]): Promise<number> {
+  const store = createPostgresStore({ url, maxConnections: connections });
+  try {
+    return await rate(connections, async () => {
+      const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
+      await store.append(tabId, [
+        {
+          id: randomUUID(),
+          tabId,
+          turnId: randomUUID(),
+          step: 0,
+          role: 'user',
+          type: 'text',
+          data: payload,
+        },
+      ]);
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+async function appendFigures(url: string, tabs: string[], connections: number) {
+  let raw = 0;
+  let store = 0;
+  for (let round = 0; round < rounds; round += 1) {
+    raw += await rawRate(url, connections, tabs);
+    store += await storeRate(url, connections, tabs);
+  }
+  return { raw: raw / rounds, store: store / rounds };
+}
+
+async function createDeepTab(pool: pg.Pool, tabId: string): Promise<void> {
+  // Loaded into the bare table, then the migrated constraints are rebuilt exactly as they were:
+  // several times faster than row-by-row index upkeep on a busy machine.
+  const idPrefix = randomUUID().slice(0, 24);
+  await pool.query(`
+    BEGIN;
+    ALTER TABLE chunks DROP CONSTRAINT chunks_pkey, DROP CONSTRAINT chunks_tab_id_seq_unique;
+    INSERT INTO chunks (id, tab_id, seq, turn_id, step, role, type, data)
+    SELECT ('${idPrefix}' || lpad(to_hex(s), 12, '0'))::uuid, '${tabId}', s, '${randomUUID()}',
+      0, 'assistant', 'text', jsonb_build_object('text', repeat('y', 150) || s)
+    FROM generate_series(1, ${depth}) AS s;
+    SET LOCAL maintenance_work_mem = '256MB';
+    ALTER TABLE chunks ADD CONSTRAINT chunks_pkey PRIMARY KEY (id),
+      ADD CONSTRAINT chunks_tab_id_seq_unique UNIQUE (tab_id, seq);
+    COMMIT;
+    ANALYZE chunks;
+    ANALYZE tabs;
+  `);
+}
+
+async function pageLatencies(store: ChunkStore, tabId: string) {
+  const head: number[] = [];
+  const deep: number[] = [];
+  const deepBefore = depth - 900_000 + 1;
+  for (let index = 0; index < pageSamples + 50; index += 1) {
+    // Alternating keeps both series under the same background load.
+    for (const [series, options] of [
+      [head, { limit: 50 }],
+      [deep, { limit: 50, before: deepBefore }],
+    ] as const) {
+      const started = performance.now();
+      const page = await store.page(tabId, options);
+      const elapsed = performance.now() - started;
+      if (page.chunks.length !== 50) throw new Error('page bench read a short page');
+      if (index >= 50) series.push(elapsed);
+    }
+  }
+  head.sort((a, b) => a - b);
+  deep.sort((a, b) => a - b);
+  return { head, deep };
+}
+
+export default async function storeBench(): Promise<Record<string, number>> {
+  const database = await createTestDatabase(adminUrl);
+  const admin = new pg.Pool({ connectionString: database.url, max: 2 });
+  try {
+    const setupStore = createPostgresStore({ pool: admin });
+    await setupStore.migrate();
+    await admin.query(`CREATE TABLE raw_chunks (
+      id uuid PRIMARY KEY, tab_id uuid NOT NULL, seq bigint NOT NULL, turn_id uuid NOT NULL,
+      step integer NOT NULL, role text NOT NULL, type text NOT NULL, data jsonb NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now())`);
+    const tenant = await setupStore.createTenant({ name: 'bench' });
+    const tabs = (
+      await admin.query<{ id: string }>(
+        `INSERT INTO tabs (tenant_id, title) SELECT $1, 'bench ' || s
+         FROM generate_series(1, ${tabCount}) AS s RETURNING id`,
+        [tenant.id],
+      )
+    ).rows.map((row) => row.id);
+    const hotTab = (await setupStore.createTab({ tenantId: tenant.id, title: 'hot' })).id;
+
+    const c8 = await appendFigures(database.url, tabs, 8);
+    const c32 = await appendFigures(database.url, tabs, 32);
+    const hot = await storeRate(database.url, 8, [hotTab]);
+
+    const deepTab = (await setupStore.createTab({ tenantId: tenant.id, title: 'deep' })).id;
+    await createDeepTab(admin, deepTab);
+    const pageStore = createPostgresStore({ url: database.url, maxConnections: 1 });
+    const { head, deep } = await pageLatencies(pageStore, deepTab).finally(() => pageStore.close());
+    const headP99 = percentile(head, 0.99);
+    const deepP99 = percentile(deep, 0.99);
+
+    return {
+      'store.append.ratio.c8': c8.store / c8.raw,
+      'store.append.ratio.c32': c32.store / c32.raw,
+      'store.append.store_per_s.c8': c8.store,
+      'store.append.store_per_s.c32': c32.store,
+      'store.append.raw_per_s.c8': c8.raw,
+      'store.append.raw_per_s.c32': c32.raw,
+      'store.append.hot_tab_per_s': hot,
+      'store.page.head.p50_ms': percentile(head, 0.5),
+      'store.page.deep.p50_ms': percentile(deep, 0.5),
+      'store.page.head.p99_ms': headP99,
+      'store.page.deep.p99_ms': deepP99,
+      'store.page.deep_over_head.p99': deepP99 / headP99,
+    };
+  } finally {
+    await admin.end();
+    await database.drop();
+  }
+}
