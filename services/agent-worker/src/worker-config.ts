@@ -3,11 +3,16 @@ import { LogLevelSchema } from './logger';
 
 /** The worker's environment (DESIGN section 11), parsed once at start-up. */
 export const WorkerConfigSchema = z.object({
-  DATABASE_URL: z.url({ message: 'DATABASE_URL must be a postgres:// URL' }),
-  NATS_URL: z.string().min(1, 'NATS_URL is required, e.g. nats://127.0.0.1:4222'),
+  DATABASE_URL: z.url({ error: 'DATABASE_URL is required: a postgres:// URL' }),
+  NATS_URL: z.string({ error: 'NATS_URL is required, e.g. nats://127.0.0.1:4222' }).min(1),
   /** Optional: keeps several deployments (or test runs) apart on one NATS server. */
   NATS_SUBJECT_PREFIX: z.string().optional(),
-  ANTHROPIC_API_KEY: z.string().min(1, 'ANTHROPIC_API_KEY is required'),
+  ANTHROPIC_API_KEY: z
+    .string({
+      error:
+        'ANTHROPIC_API_KEY is required (any value when ANTHROPIC_BASE_URL points at the simulator)',
+    })
+    .min(1),
   ANTHROPIC_BASE_URL: z.url().optional(),
   MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
