@@ -36,6 +36,7 @@ const app = await createGateway({
   store,
   bus,
   auth: { mode: 'keys' },
+  logger: { level: process.env.LOG_LEVEL ?? 'warn' },
   ticketSecret: config.STREAM_TICKET_SECRET,
 });
 app.addHook('onClose', async () => {

@@ -1,0 +1,173 @@
+/**
+ * The broker crashes mid-turn: a gateway and a worker (real entry points, child processes) on
+ * a private nats-server that is SIGKILLed while a turn streams and restarted on the same port
+ * and store directory. Live events published during the outage are lost; Postgres is the
+ * source of truth and the gateway fills the gap by seq.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testPostgresUrl } from '../infra';
+import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
+import { GatewayClient } from './gateway-client';
+import { openLedgerEventSource } from './ledger-event-source';
+import { natsServerAvailable, PrivateNatsServer } from './private-nats-server';
+import { type ServiceProcess, sleep } from './service-process';
+import { StreamLedger } from './stream-ledger';
+
+const postgresUrl = await testPostgresUrl();
+const runnable = postgresUrl !== null && natsServerAvailable();
+if (!runnable) {
+  console.warn(
+    '!!! SKIPPED: the NATS restart e2e suite needs a real Postgres and a nats-server binary',
+  );
+}
+
+async function readyStatus(gateway: E2eGateway): Promise<number> {
+  return (await fetch(`${gateway.baseUrl}/readyz`)).status;
+}
+
+async function waitForReadyStatus(gateway: E2eGateway, status: number, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await readyStatus(gateway)) !== status) {
+    if (Date.now() > deadline)
+      throw new Error(`/readyz did not answer ${status} in ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+describe.skipIf(!runnable)('a nats-server restart mid-turn', () => {
+  let nats: PrivateNatsServer;
+  let backend: E2eBackend;
+  let gateway: E2eGateway;
+  let worker: ServiceProcess;
+  let client: GatewayClient;
+
+  beforeAll(async () => {
+    nats = await PrivateNatsServer.start();
+    backend = await createE2eBackend({
+      postgresUrl: postgresUrl!,
+      natsUrl: nats.url,
+      leaseMs: 1_500,
+    });
+    [gateway, worker] = await Promise.all([
+      backend.startGateway(),
+      backend.startWorker({ workerId: 'worker-on-private-nats' }),
+    ]);
+    client = new GatewayClient(gateway.baseUrl, backend.tenants.alpha.key);
+  });
+
+  afterAll(async () => {
+    if (process.env.E2E_VERBOSE) {
+      console.info(`gateway:\n${gateway?.process.output()}\nworker:\n${worker?.output()}`);
+    }
+    await backend?.close();
+    await nats?.dispose();
+  });
+
+  /** Opens an SSE client on a new tab, sends the script, and waits for the first tool call. */
+  async function startTurn(title: string, script: string) {
+    const tabId = await client.createTab(title);
+    const ledger = new StreamLedger();
+    const source = openLedgerEventSource(
+      `${gateway.baseUrl}/v1/tabs/${tabId}/events`,
+      ledger,
+      client.authorization,
+    );
+    await source.opened;
+    await client.sendMessage(tabId, script);
+    await ledger.waitUntil(
+      () => ledger.seals.some((chunk) => chunk.type === 'tool_call'),
+      20_000,
+      'the first tool call',
+    );
+    return { tabId, ledger, source };
+  }
+
+  /** Waits for the ledger to hold every stored chunk; on timeout, says where the turn stood. */
+  async function expectCaughtUp(tabId: string, ledger: StreamLedger, timeoutMs: number) {
+    const startedAt = Date.now();
+    try {
+      await ledger.waitUntil(() => ledger.turnsDone.length === 1, timeoutMs, 'turn-done');
+      const rest = await client.readAllChunks(tabId);
+      await ledger.waitUntil(() => ledger.lastSeq === rest.length, timeoutMs, 'the last seal');
+    } catch (error) {
+      const stored = await client.readAllChunks(tabId);
+      const tab = await client.getTab(tabId);
+      throw new Error(
+        `${(error as Error).message}\nstored (ms after the wait began): ${stored
+          .map((chunk) => `${chunk.seq}:${chunk.type}@${chunk.createdAt - startedAt}`)
+          .join(' ')}\ntab: ${tab.status}`,
+      );
+    }
+    const rest = await client.readAllChunks(tabId);
+    expect(ledger.violations).toEqual([]);
+    expect(ledger.seals.map((chunk) => chunk.seq)).toEqual(rest.map((_, index) => index + 1));
+    expect(ledger.seals).toEqual(rest);
+    expect(ledger.turnsDone[0]?.reason).toBe('completed');
+    expect(rest.filter((chunk) => chunk.role === 'user')).toHaveLength(1);
+    expect(rest.at(-1)?.type).toBe('text');
+    expect((await client.getTab(tabId)).status).toBe('idle');
+  }
+
+  it('fills the gap when the turn keeps streaming after the broker is back', async () => {
+    // Tool steps seal chunks while the broker is down; the slow answer streams after it is back.
+    const { tabId, ledger, source } = await startTurn(
+      'broker crash',
+      'outage [[sim: tool sleep {"milliseconds":250}]] [[sim: steps 4]] [[sim: words 100]] [[sim: rate 40]]',
+    );
+    try {
+      await nats.kill();
+      const sealedAtCrash = ledger.lastSeq;
+      await waitForReadyStatus(gateway, 503, 10_000);
+      await sleep(700);
+      const storedDuringOutage = (await client.readAllChunks(tabId)).length;
+      await nats.restart();
+      await waitForReadyStatus(gateway, 200, 15_000);
+      // The worker kept going while the broker was down; the turn is still running.
+      expect(storedDuringOutage).toBeGreaterThan(sealedAtCrash);
+      expect((await client.getTab(tabId)).status).toBe('running');
+      await expectCaughtUp(tabId, ledger, 20_000);
+    } finally {
+      source.close();
+    }
+  }, 60_000);
+
+  // Product bug (gateway, services/gateway/src/streams/tab-stream-relay.ts + tab-event-hub.ts):
+  // an open stream is reconciled with Postgres only when a later chunk-seal arrives live
+  // (gap fill). When every event of the rest of a turn is published during the outage (lost on
+  // core NATS), nothing arrives after the broker is back: the client keeps its stale view and
+  // never sees the missing seals nor turn-done, although the tab is idle and the chunks are
+  // stored. Expected: after the bus reconnects, each open stream catches up from the store by
+  // seq (or is ended with a stream-end telling it to resume). Remove `.fails` once fixed.
+  it.fails('catches up once the broker is back when the turn ended during the outage', async () => {
+    const { tabId, ledger, source } = await startTurn(
+      'turn ends in the dark',
+      'short outage turn [[sim: tool sleep {"milliseconds":100}]] [[sim: steps 2]] [[sim: words 20]]',
+    );
+    try {
+      await nats.kill();
+      await waitForReadyStatus(gateway, 503, 10_000);
+      // The gateway must not accept (202) a message it cannot queue durably.
+      const refused = await fetch(`${gateway.baseUrl}/v1/tabs/${tabId}/messages`, {
+        method: 'POST',
+        headers: { ...client.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'during the outage', mode: 'enqueue' }),
+      });
+      expect(refused.status).toBeGreaterThanOrEqual(500);
+      expect(await refused.json()).toMatchObject({ error: { code: expect.any(String) } });
+      await waitForIdle(client, tabId, 15_000);
+      await nats.restart();
+      await waitForReadyStatus(gateway, 200, 15_000);
+      await expectCaughtUp(tabId, ledger, 8_000);
+    } finally {
+      source.close();
+    }
+  }, 60_000);
+});
+
+async function waitForIdle(client: GatewayClient, tabId: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await client.getTab(tabId)).status !== 'idle') {
+    if (Date.now() > deadline) throw new Error(`tab ${tabId} still running after ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
