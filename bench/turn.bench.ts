@@ -12,13 +12,27 @@
  * Both runs use the same breakpoint strategy (tools, system, last two user messages) and a
  * system prompt large enough to be cacheable.
  */
+import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
-import { builtinTools, defineTool, type ToolDefinition } from '@chunklog/agent-worker';
+import {
+  buildStepRequest,
+  builtinTools,
+  createLogger,
+  createWorker,
+  defineTool,
+  type ToolDefinition,
+} from '@chunklog/agent-worker';
 import { createSimulator } from '@chunklog/anthropic-sim';
-import type { Chunk } from '@chunklog/chunk-core';
+import { createMemoryBus } from '@chunklog/bus';
+import {
+  type Chunk,
+  INTAKE_QUEUE,
+  type MessageCommand,
+  tabEventsSubject,
+} from '@chunklog/chunk-core';
+import { createPostgresStore } from '@chunklog/store';
 import { z } from 'zod';
-import { buildStepRequest } from '../services/agent-worker/src/step-request';
-import { createHarness } from '../services/agent-worker/src/worker-test-harness';
+import { createTestDatabase, testPostgresUrl } from '../test/infra';
 
 const steps = 20;
 const system = `You are the benchmark agent. ${'Check every figure twice with the lookup tool before answering. '.repeat(150)}`;
@@ -52,29 +66,50 @@ function cacheReadShare(usages: readonly UsageLike[]): number {
 }
 
 async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Anthropic.Tool[] }> {
-  const harness = await createHarness('memory');
-  if (!harness) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
+  const postgresUrl = await testPostgresUrl();
+  if (!postgresUrl) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
+  const database = await createTestDatabase(postgresUrl);
+  const store = createPostgresStore({ url: database.url });
+  const bus = createMemoryBus();
+  const simulator = await createSimulator({ logger: () => {} });
+  const worker = createWorker({
+    store,
+    bus,
+    anthropic: new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 }),
+    workerId: 'bench-worker',
+    leaseMs: 10_000,
+    maxSteps: steps + 5,
+    model: 'claude-sonnet-4-6',
+    logger: createLogger('warn'),
+    tools: [...builtinTools(), lookupTool],
+  });
   try {
-    await harness.startWorker({
-      maxSteps: steps + 5,
-      leaseMs: 10_000,
-      tools: [...builtinTools(), lookupTool],
+    await store.migrate();
+    await worker.start();
+    const tenant = await store.createTenant({ name: 'bench' });
+    const tab = await store.createTab({ tenantId: tenant.id, config: { system } });
+    const finished = new Promise<unknown>((resolve) => {
+      void bus.subscribe(tabEventsSubject(tab.id), (payload, subject) => {
+        if (subject.endsWith('.turn-done')) resolve(payload);
+      });
     });
-    const tab = await harness.newTab({ system });
-    await harness.send(
-      tab.id,
-      `Collect the figures. [[sim: tool lookup {"topic":"revenue"}]] [[sim: steps ${steps - 1}]]`,
-    );
-    const [done] = await harness.turnsDone(tab.id, 1, 60_000);
-    if (done?.event !== 'turn-done' || done.data.reason !== 'completed') {
+    const chunkId = randomUUID();
+    const command: MessageCommand = {
+      tabId: tab.id,
+      chunkId,
+      text: `Collect the figures. [[sim: tool lookup {"topic":"revenue"}]] [[sim: steps ${steps - 1}]]`,
+      mode: 'interrupt',
+      acceptedAt: Date.now(),
+    };
+    await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
+    const done = (await finished) as { reason?: string };
+    if (done.reason !== 'completed') {
       throw new Error(`the benchmark turn did not complete: ${JSON.stringify(done)}`);
     }
-    const requests = harness.simulator.requests.filter(
-      (request) => request.path === '/v1/messages',
-    );
+    const requests = simulator.requests.filter((request) => request.path === '/v1/messages');
     if (requests.length !== steps)
       throw new Error(`expected ${steps} requests, got ${requests.length}`);
-    const log = await harness.store.readAll(tab.id);
+    const log = await store.readAll(tab.id);
     const tools = ((requests[0]!.body as { tools: Anthropic.Tool[] }).tools ?? []).map(
       ({ cache_control: _marker, ...tool }) => tool,
     );
@@ -84,7 +119,11 @@ async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Ant
       tools,
     };
   } finally {
-    await harness.close();
+    await worker.stop();
+    await simulator.close();
+    await bus.close();
+    await store.close();
+    await database.drop();
   }
 }
 
