@@ -301,6 +301,12 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
             await rejection(store.append(tab.id, [stale, textChunk(tab.id)], { expectedSeq })),
           ).toBeInstanceOf(ConflictError);
         }
+        // A single chunk (the store's fast path) is fenced the same way.
+        for (const expectedSeq of [2, 4]) {
+          expect(await rejection(store.append(tab.id, [stale], { expectedSeq }))).toBeInstanceOf(
+            ConflictError,
+          );
+        }
         expect((await store.readAll(tab.id)).map((chunk) => chunk.seq)).toEqual([1, 2]);
         expect((await store.getTab(tab.id)).lastSeq).toBe(2);
         const [fresh] = await store.append(tab.id, [stale], { expectedSeq: 3 });
