@@ -180,3 +180,50 @@ describe('a stale writer', () => {
     }
   });
 });
+
+describe('stopping a worker mid-turn', () => {
+  let own: Harness | null;
+  beforeAll(async () => {
+    own = await createHarness('nats');
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+
+  it('leaves the turn to another worker once the lease lapses, without writing after stop', async (context) => {
+    if (!own) return context.skip();
+    const h = own;
+    const tab = await h.newTab();
+    const leaving = await h.startWorker({
+      workerId: 'leaving',
+      leaseMs: 1_000,
+      stopTimeoutMs: 100,
+    });
+    await h.send(tab.id, 'graceful [[sim: tool sleep {"milliseconds":1500}]]');
+    await waitFor(
+      () =>
+        h.events
+          .get(tab.id)
+          ?.find((event) => event.event === 'chunk-seal' && event.data.chunk.type === 'tool_call'),
+      10_000,
+    );
+    await h.startWorker({ workerId: 'staying', leaseMs: 1_000 });
+    const leaseBefore = await h.store.getLease(tab.id);
+    await leaving.stop();
+    const [done] = await h.turnsDone(tab.id, 1, 15_000);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    const log = await h.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(leaseBefore?.owner).toBe('leaving');
+    expect(log.map((chunk) => `${chunk.role}/${chunk.type}`)).toEqual([
+      'user/text',
+      'assistant/tool_call',
+      'tool/tool_result',
+      'system/system',
+      'assistant/text',
+    ]);
+    // The stopped worker's tool was cut off and never wrote its result: the takeover answered it.
+    expect(log[2]!.type === 'tool_result' && log[2]!.data.isError).toBe(true);
+    expect(log[3]!.type === 'system' && log[3]!.data.text).toContain('leaving');
+  });
+});
