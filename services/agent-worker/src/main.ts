@@ -9,7 +9,7 @@ import { createNatsBus } from '@chunklog/bus';
 import { createPostgresStore } from '@chunklog/store';
 import { createLogger } from './logger';
 import { createWorker } from './worker';
-import { parseWorkerConfig } from './worker-config';
+import { modelClientOptions, parseWorkerConfig } from './worker-config';
 
 const config = (() => {
   try {
@@ -30,8 +30,7 @@ const bus = await createNatsBus({
   ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
 });
 const anthropic = new Anthropic({
-  apiKey: config.ANTHROPIC_API_KEY,
-  ...(config.ANTHROPIC_BASE_URL ? { baseURL: config.ANTHROPIC_BASE_URL } : {}),
+  ...modelClientOptions(config),
   // The worker owns retries (backoff honouring retry-after, mid-stream errors included).
   maxRetries: 0,
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWorkerConfig } from './worker-config';
+import { modelClientOptions, parseWorkerConfig } from './worker-config';
 
 describe('parseWorkerConfig', () => {
   it('applies defaults and coerces numbers', () => {
@@ -18,8 +18,38 @@ describe('parseWorkerConfig', () => {
   });
 
   it('lists every problem at once', () => {
-    expect(() => parseWorkerConfig({ MAX_STEPS: '0', LOG_LEVEL: 'loud' })).toThrow(
-      /DATABASE_URL is required[\s\S]*NATS_URL is required[\s\S]*ANTHROPIC_API_KEY is required[\s\S]*MAX_STEPS[\s\S]*LOG_LEVEL/,
+    let message = '';
+    try {
+      parseWorkerConfig({ MAX_STEPS: '0', LOG_LEVEL: 'loud' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    for (const problem of [
+      /DATABASE_URL is required/,
+      /NATS_URL is required/,
+      /ANTHROPIC_API_KEY is required/,
+      /at MAX_STEPS/,
+      /at LOG_LEVEL/,
+    ]) {
+      expect(message).toMatch(problem);
+    }
+  });
+
+  it('uses the simulator when no API key is given, and the real API when one is', () => {
+    const base = {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/chunklog',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      SIMULATOR_URL: 'http://sim:4010',
+    };
+    expect(modelClientOptions(parseWorkerConfig({ ...base, ANTHROPIC_API_KEY: '' }))).toEqual({
+      apiKey: 'simulator',
+      baseURL: 'http://sim:4010',
+    });
+    expect(modelClientOptions(parseWorkerConfig({ ...base, ANTHROPIC_API_KEY: 'sk-1' }))).toEqual({
+      apiKey: 'sk-1',
+    });
+    expect(() => parseWorkerConfig({ ...base, SIMULATOR_URL: '' })).toThrow(
+      /ANTHROPIC_API_KEY is required/,
     );
   });
 });
