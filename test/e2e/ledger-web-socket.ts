@@ -8,7 +8,10 @@ export async function openLedgerWebSocket(
   headers: Record<string, string> = {},
 ): Promise<{ close(): void }> {
   const socket = new WebSocket(url, { headers });
+  // Frames can still arrive during the closing handshake: a client that left ignores them.
+  let closed = false;
   socket.on('message', (raw) => {
+    if (closed) return;
     const frame = JSON.parse(String(raw)) as { event: string; data: unknown; id?: number };
     ledger.receive(frame.event, frame.data, frame.id === undefined ? undefined : String(frame.id));
   });
@@ -24,6 +27,8 @@ export async function openLedgerWebSocket(
   });
   return {
     close() {
+      if (closed) return;
+      closed = true;
       ledger.endConnection();
       socket.close();
     },
