@@ -281,6 +281,36 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
       source.close();
     }
   }, 60_000);
+
+  it('keeps a message accepted while no worker runs, and runs it once a worker starts', async () => {
+    for (const worker of workers) await worker.stop('SIGTERM');
+    const tabId = await clientA.createTab('no workers');
+    const ledger = new StreamLedger();
+    const source = openLedgerEventSource(
+      `${gatewayB.baseUrl}/v1/tabs/${tabId}/events`,
+      ledger,
+      clientA.authorization,
+    );
+    await source.opened;
+    try {
+      const chunkId = await clientA.sendMessage(tabId, 'anyone there? [[sim: words 12]]');
+      await sleep(500);
+      expect(await clientA.readAllChunks(tabId)).toEqual([]);
+      workers.push(await backend.startWorker({ workerId: 'worker-late' }));
+      await ledger.waitUntil(() => ledger.turnsDone.length === 1, 20_000, 'turn-done');
+      const rest = await clientA.readAllChunks(tabId);
+      await ledger.waitUntil(() => ledger.lastSeq === rest.length, 5_000, 'the last seal');
+      expect(ledger.violations.join('\n')).toBe('');
+      expectSameAsRest(ledger.seals, rest);
+      expect(rest.map((chunk) => [chunk.role, chunk.type])).toEqual([
+        ['user', 'text'],
+        ['assistant', 'text'],
+      ]);
+      expect(rest[0]?.id).toBe(chunkId);
+    } finally {
+      source.close();
+    }
+  }, 60_000);
 });
 
 async function waitForIdle(client: GatewayClient, tabId: string, timeoutMs: number) {
