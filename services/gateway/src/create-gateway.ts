@@ -13,7 +13,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { authPlugin } from './auth-plugin';
-import { defaultContextBuilder } from './default-context-builder';
+import { createDefaultContextBuilder } from './default-context-builder';
 import { errorHandlerPlugin, toHttpError } from './error-handler';
 import type { ContextBuilder, GatewayContext } from './gateway-context';
 import { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
@@ -78,7 +78,7 @@ export async function createGateway(options: GatewayOptions) {
     tickets: createStreamTickets({ secret: options.ticketSecret, ttlMs: limits.ticketTtlMs }),
     metrics,
     hub: new TabEventHub(options.bus, app.log),
-    contextBuilder: options.contextBuilder ?? defaultContextBuilder,
+    contextBuilder: options.contextBuilder ?? createDefaultContextBuilder(),
     streams: new Set(),
   };
   app.decorate('gatewayMetrics', metrics);
@@ -93,10 +93,24 @@ export async function createGateway(options: GatewayOptions) {
     clearInterval(heartbeat);
     for (const stream of [...context.streams]) stream.end('shutdown');
   });
+  if (options.auth.mode === 'off') {
+    // Tabs belong to a tenant even with auth off: make sure the local one exists (idempotent).
+    const localTenantId = options.auth.localTenantId ?? LOCAL_TENANT_ID;
+    app.addHook('onReady', async () => {
+      await options.store.createTenant({ name: 'local', id: localTenantId });
+    });
+  }
   app.addHook('onClose', async () => {
     await context.hub.close();
   });
 
+  // An upgrade refused with an HTTP answer (401, 404) leaves a socket Node no longer tracks:
+  // end it once the answer is written, or it would hold shutdown open for as long as the
+  // client pleases.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.headers.upgrade === undefined) return;
+    reply.raw.once('finish', () => request.raw.socket?.end());
+  });
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: request.method,

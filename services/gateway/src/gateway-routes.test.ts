@@ -1,4 +1,9 @@
-import { cancelSubject, INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
+import {
+  cancelSubject,
+  INTAKE_QUEUE,
+  type MessageCommand,
+  validateRequest,
+} from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
@@ -279,6 +284,36 @@ describe.each(backends)('gateway routes on $name', (backend) => {
         expect(response.status, query).toBe(400);
         expect(response.body).toEqual(errorShape);
       }
+    });
+  });
+
+  describe('GET /v1/tabs/:tabId/context', () => {
+    it("returns the next step's request, valid for the API, with the tab's system prompt", async () => {
+      const created = await gateway.request('POST', '/v1/tabs', {
+        body: { config: { system: 'Be brief.', model: 'claude-test' } },
+      });
+      const tabId = (created.body as { tab: { id: string } }).tab.id;
+      const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
+      await driver.startTurn();
+      await driver.sealUserText('What is 2+2?');
+      await driver.openBlock();
+      await driver.delta('4');
+      await driver.sealOpen();
+      await driver.sealUserText('And 3+3?');
+      await driver.endTurn();
+      await driver.close();
+      const response = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
+      expect(response.status).toBe(200);
+      const request = (response.body as { request: Record<string, unknown> }).request;
+      expect(validateRequest(request)).toEqual([]);
+      expect(request.model).toBe('claude-test');
+      expect(JSON.stringify(request.system)).toContain('Be brief.');
+      const messages = request.messages as { role: string }[];
+      expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+      const foreign = await gateway.request('GET', `/v1/tabs/${tabId}/context`, {
+        key: gateway.tenantB.key,
+      });
+      expect(foreign.status).toBe(404);
     });
   });
 

@@ -1,6 +1,11 @@
 export { ErrorResponseSchema, MAX_PAGE_LIMIT } from './api-schemas';
 export type { AuthLevel, Principal } from './auth-plugin';
 export { createGateway, type GatewayOptions, LOCAL_TENANT_ID } from './create-gateway';
+export {
+  type ContextDefaults,
+  createDefaultContextBuilder,
+  defaultContextDefaults,
+} from './default-context-builder';
 export { toHttpError } from './error-handler';
 export type { ContextBuilder } from './gateway-context';
 export { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';

@@ -124,9 +124,11 @@ export async function openWebSocket(
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
-    socket.once('unexpected-response', (_request, response) =>
-      reject(new Error(`websocket refused with ${response.statusCode}`)),
-    );
+    socket.once('unexpected-response', (request, response) => {
+      // With this listener ws leaves the refused request open: close it like a browser would.
+      request.destroy();
+      reject(new Error(`websocket refused with ${response.statusCode}`));
+    });
     socket.once('error', reject);
   });
   return { events: record.events, waitFor: record.waitFor, close: () => socket.close(), socket };

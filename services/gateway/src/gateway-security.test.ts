@@ -1,0 +1,211 @@
+import os from 'node:os';
+import type { ChunkStore } from '@chunklog/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway } from './create-gateway';
+import { type GatewayHarness, startGateway } from './testing/gateway-harness';
+import { openEventSource, openWebSocket } from './testing/stream-clients';
+import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
+import { TurnDriver } from './testing/turn-driver';
+
+const real = await realBackend();
+const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
+
+const errorOf = (code: string) => ({ error: { code, message: expect.any(String) } });
+
+describe.each(backends)('gateway security on $name', (backend) => {
+  let gateway: GatewayHarness;
+  let now = Date.now();
+  let tabId: string;
+
+  beforeAll(async () => {
+    gateway = await startGateway(backend, { clock: () => now });
+    tabId = await gateway.createTab();
+    const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
+    await driver.startTurn();
+    await driver.sealUserText('secret of tenant A');
+    await driver.endTurn();
+    await driver.close();
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const routes = (id: string) => [
+    { method: 'GET', path: `/v1/tabs/${id}` },
+    { method: 'DELETE', path: `/v1/tabs/${id}` },
+    { method: 'POST', path: `/v1/tabs/${id}/messages`, body: { text: 'hi' } },
+    { method: 'POST', path: `/v1/tabs/${id}/cancel` },
+    { method: 'GET', path: `/v1/tabs/${id}/chunks` },
+    { method: 'GET', path: `/v1/tabs/${id}/context` },
+    { method: 'POST', path: `/v1/tabs/${id}/stream-tickets` },
+    { method: 'GET', path: `/v1/tabs/${id}/events` },
+  ];
+
+  it('answers 401 without a key, with a wrong key and with a malformed header', async () => {
+    const all = [
+      { method: 'POST', path: '/v1/tabs', body: {} },
+      { method: 'GET', path: '/v1/tabs' },
+      ...routes(tabId),
+    ];
+    for (const route of all) {
+      const attempts: Record<string, string>[] = [
+        {},
+        { authorization: 'Bearer wrong-key' },
+        { authorization: gateway.tenantA.key },
+      ];
+      for (const headers of attempts) {
+        const response = await gateway.request(route.method, route.path, {
+          key: null,
+          headers,
+          body: route.body,
+        });
+        expect(response.status, `${route.method} ${route.path}`).toBe(401);
+        expect(response.body).toEqual(errorOf('unauthorized'));
+      }
+    }
+    await expect(
+      openWebSocket(`${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`),
+    ).rejects.toThrow(/401/);
+    const page = await gateway.request('GET', `/v1/tabs/${tabId}/chunks`);
+    expect((page.body as { total: number }).total).toBe(1);
+  });
+
+  it("answers 404 for another tenant's tab on every route, stream and ticket, changing nothing", async () => {
+    for (const route of routes(tabId)) {
+      const response = await gateway.request(route.method, route.path, {
+        key: gateway.tenantB.key,
+        body: route.body,
+      });
+      expect(response.status, `${route.method} ${route.path}`).toBe(404);
+      expect(response.body).toEqual(errorOf('not_found'));
+    }
+    await expect(
+      openWebSocket(`${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`, {
+        authorization: `Bearer ${gateway.tenantB.key}`,
+      }),
+    ).rejects.toThrow(/404/);
+    const tab = await gateway.request('GET', `/v1/tabs/${tabId}`);
+    expect(tab.status).toBe(200);
+    const page = await gateway.request('GET', `/v1/tabs/${tabId}/chunks`);
+    expect((page.body as { total: number }).total).toBe(1);
+  });
+
+  it('opens streams with a ticket for that tab only, and refuses forged, foreign and expired ones', async () => {
+    const otherTabId = await gateway.createTab();
+    const issued = await gateway.request('POST', `/v1/tabs/${tabId}/stream-tickets`);
+    expect(issued.status).toBe(201);
+    const { ticket, expiresAt } = issued.body as { ticket: string; expiresAt: number };
+    expect(expiresAt).toBeGreaterThan(now);
+    const withTicket = (id: string, value: string) =>
+      `${gateway.baseUrl}/v1/tabs/${id}/events?ticket=${encodeURIComponent(value)}`;
+
+    const source = openEventSource(withTicket(tabId, ticket));
+    const seal = await source.waitFor((event) => event.event === 'chunk-seal');
+    expect(seal.id).toBe('1');
+    source.close();
+    const socket = await openWebSocket(
+      `${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws?ticket=${encodeURIComponent(ticket)}`,
+    );
+    await socket.waitFor((event) => event.event === 'chunk-seal');
+    socket.close();
+
+    const forged = `${ticket.split('.')[0]}.${'A'.repeat(43)}`;
+    for (const [id, value] of [
+      [otherTabId, ticket],
+      [tabId, forged],
+      [tabId, 'garbage'],
+    ] as const) {
+      const response = await fetch(withTicket(id, value));
+      expect(response.status).toBe(401);
+      expect(await response.json()).toEqual(errorOf('unauthorized'));
+    }
+    // A ticket opens streams, nothing else.
+    const rest = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?ticket=${ticket}`, {
+      key: null,
+    });
+    expect(rest.status).toBe(401);
+    now += 61_000;
+    const expired = await fetch(withTicket(tabId, ticket));
+    expect(expired.status).toBe(401);
+    now = Date.now();
+  });
+
+  it('rate-limits per key, not per address', async () => {
+    const limited = await startGateway(
+      backend,
+      { limits: { requestsPerMinute: 5 } },
+      gateway.backend,
+    );
+    try {
+      for (let index = 0; index < 5; index++) {
+        expect((await limited.request('GET', '/v1/tabs')).status).toBe(200);
+      }
+      const refused = await limited.request('GET', '/v1/tabs');
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual(errorOf('rate_limited'));
+      const otherKey = await limited.request('GET', '/v1/tabs', { key: limited.tenantB.key });
+      expect(otherKey.status).toBe(200);
+      expect((await limited.request('GET', '/healthz', { key: null })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('hides the details of internal errors', async () => {
+    const failing: ChunkStore = new Proxy(gateway.backend.store, {
+      get(target, property, receiver) {
+        if (property === 'listTabs') {
+          return async () => {
+            throw new Error('connection to 10.0.0.7 refused: password=hunter2');
+          };
+        }
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const broken = await startGateway(backend, { store: failing }, gateway.backend);
+    try {
+      const response = await broken.request('GET', '/v1/tabs');
+      expect(response.status).toBe(500);
+      expect(response.body).toEqual({ error: { code: 'internal', message: 'internal error' } });
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('with auth off, serves loopback clients as the local tenant and refuses other interfaces', async () => {
+    const open = await startGateway(backend, { auth: { mode: 'off' } }, gateway.backend);
+    try {
+      const created = await open.request('POST', '/v1/tabs', {
+        key: null,
+        body: { title: 'local' },
+      });
+      expect(created.status).toBe(201);
+      const listed = await open.request('GET', '/v1/tabs', { key: null });
+      expect((listed.body as { tabs: { title: string }[] }).tabs.map((tab) => tab.title)).toEqual([
+        'local',
+      ]);
+      // Tenant A's tab stays invisible to the local tenant.
+      expect((await open.request('GET', `/v1/tabs/${tabId}`, { key: null })).status).toBe(404);
+    } finally {
+      await open.close();
+    }
+    const external = Object.values(os.networkInterfaces())
+      .flat()
+      .find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
+    if (!external) return;
+    const gatewayOnAll = await createGateway({
+      store: gateway.backend.store,
+      bus: gateway.backend.bus,
+      auth: { mode: 'off' },
+      ticketSecret: 'test-ticket-secret-0123456789',
+    });
+    await gatewayOnAll.listen({ host: '0.0.0.0', port: 0 });
+    try {
+      const port = (gatewayOnAll.server.address() as { port: number }).port;
+      const response = await fetch(`http://${external}:${port}/v1/tabs`);
+      expect(response.status).toBe(401);
+    } finally {
+      await gatewayOnAll.close();
+    }
+  });
+});
