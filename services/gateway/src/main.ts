@@ -1,0 +1,79 @@
+/**
+ * `npm run start:gateway`: the gateway in services mode, on Postgres (DATABASE_URL) and NATS
+ * (NATS_URL). Any number of these can run behind a load balancer with one STREAM_TICKET_SECRET.
+ */
+import { randomBytes } from 'node:crypto';
+import { createNatsBus } from '@chunklog/bus';
+import { createPostgresStore } from '@chunklog/store';
+import { createGateway } from './create-gateway';
+import { createDefaultContextBuilder } from './default-context-builder';
+import { parseApiKeys, parseGatewayConfig } from './gateway-config';
+
+let config: ReturnType<typeof parseGatewayConfig>;
+try {
+  config = parseGatewayConfig(process.env);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
+
+const store = createPostgresStore({ url: config.DATABASE_URL });
+await store.migrate();
+for (const { tenant, key } of parseApiKeys(config.API_KEYS)) {
+  const created = await store.createTenant({ name: tenant });
+  await store.addApiKey(created.id, key);
+}
+const bus = await createNatsBus({
+  servers: config.NATS_URL,
+  name: 'chunklog-gateway',
+  ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
+});
+
+const app = await createGateway({
+  store,
+  bus,
+  // Services mode always checks keys: auth may be off only in the all-in-one mode on loopback.
+  auth: { mode: 'keys' },
+  logger: { level: config.LOG_LEVEL },
+  ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
+  contextBuilder: createDefaultContextBuilder({
+    model: config.MODEL,
+    maxTokens: config.MAX_TOKENS,
+  }),
+});
+app.addHook('onClose', async () => {
+  await bus.close();
+  await store.close();
+});
+if (!config.STREAM_TICKET_SECRET) {
+  app.log.warn('STREAM_TICKET_SECRET is not set: stream tickets work on this gateway only');
+}
+if (!config.API_KEYS) {
+  app.log.info('API_KEYS is not set: only keys already in the database are accepted');
+}
+
+const address = await app.listen({ host: config.HOST, port: config.PORT });
+app.log.info(`chunklog gateway listening on ${address} (API keys required)`);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  app.log.info({ signal }, 'shutting down: finishing requests, ending streams');
+  // In-flight requests finish and streams get their final event; a stuck client cannot hold
+  // the process past the timeout.
+  const timer = setTimeout(() => {
+    app.log.error('shutdown timed out');
+    process.exit(1);
+  }, config.SHUTDOWN_TIMEOUT_MS);
+  timer.unref();
+  try {
+    await app.close();
+    process.exit(0);
+  } catch (error) {
+    app.log.error({ err: error }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
