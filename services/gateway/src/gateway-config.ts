@@ -19,6 +19,8 @@ export const GatewayConfigSchema = z.object({
   STREAM_TICKET_SECRET: z.string().min(16).optional(),
   MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(4096),
+  /** Requests per API key per minute (stream opens included). */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   /** How long shutdown waits for in-flight requests before exiting anyway. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -35,6 +35,7 @@ const app = await createGateway({
   // Services mode always checks keys: auth may be off only in the all-in-one mode on loopback.
   auth: { mode: 'keys' },
   logger: { level: config.LOG_LEVEL },
+  limits: { requestsPerMinute: config.RATE_LIMIT_PER_MINUTE },
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
   contextBuilder: createDefaultContextBuilder({
     model: config.MODEL,
