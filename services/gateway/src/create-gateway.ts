@@ -88,9 +88,22 @@ export async function createGateway(options: GatewayOptions) {
     for (const stream of context.streams) stream.heartbeat();
   }, limits.heartbeatMs);
   heartbeat.unref();
+  let reconciling = false;
+  const reconcile = setInterval(() => {
+    if (reconciling) return;
+    reconciling = true;
+    context.hub
+      .reconcile(options.store)
+      .catch((error) => app.log.warn({ err: error }, 'reconcile failed'))
+      .finally(() => {
+        reconciling = false;
+      });
+  }, limits.reconcileMs);
+  reconcile.unref();
   // Registered before @fastify/websocket so streams get their final event before its sockets close.
   app.addHook('preClose', async () => {
     clearInterval(heartbeat);
+    clearInterval(reconcile);
     for (const stream of [...context.streams]) stream.end('shutdown');
   });
   if (options.auth.mode === 'off') {

@@ -14,6 +14,8 @@ export interface GatewayLimits {
   ticketTtlMs: number;
   /** Interval of stream heartbeats (SSE comments, WebSocket pings). */
   heartbeatMs: number;
+  /** Interval at which streamed tabs are checked for seals lost on the bus. */
+  reconcileMs: number;
   /** How long a stream waits for the worker's open-block snapshot. */
   snapshotTimeoutMs: number;
 }
@@ -27,4 +29,5 @@ export const defaultGatewayLimits: GatewayLimits = {
   ticketTtlMs: 60_000,
   heartbeatMs: 15_000,
   snapshotTimeoutMs: 1_000,
+  reconcileMs: 5_000,
 };

@@ -54,7 +54,7 @@ describe.each(backends)('gateway streams on $name', (backend) => {
     `${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws${query}`;
 
   beforeAll(async () => {
-    gateway = await startGateway(backend, { limits: { heartbeatMs: 100 } });
+    gateway = await startGateway(backend, { limits: { heartbeatMs: 100, reconcileMs: 100 } });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -179,6 +179,29 @@ describe.each(backends)('gateway streams on $name', (backend) => {
     await sse.waitFor((event) => event.event === 'turn-done');
     expect(sealsOf(sse.events)).toEqual(driver.sealed);
     sse.close();
+    await driver.close();
+  });
+
+  it('catches up seals lost on the bus even when no later seal reveals the gap', async () => {
+    const tabId = await gateway.createTab();
+    const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
+    const ws = await openWebSocket(wsUrl(tabId), auth());
+    await driver.startTurn();
+    await driver.sealUserText('seen live');
+    await ws.waitFor((event) => event.id === '1');
+    // The bus "loses" the last two seals of the turn (as across a NATS restart).
+    await driver.sealNew(
+      { role: 'user', type: 'text', data: { text: 'lost 1' } },
+      { publish: false },
+    );
+    await driver.sealNew(
+      { role: 'user', type: 'text', data: { text: 'lost 2' } },
+      { publish: false },
+    );
+    await driver.endTurn();
+    await ws.waitFor((event) => event.id === '3', 3_000);
+    expect(sealsOf(ws.events)).toEqual(driver.sealed);
+    ws.close();
     await driver.close();
   });
 

@@ -1,5 +1,6 @@
 import type { Bus, Subscription } from '@chunklog/bus';
 import { type LiveEvent, LiveEventSchema, tabEventsSubject } from '@chunklog/chunk-core';
+import type { ChunkStore } from '@chunklog/store';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** A validated live event, with its JSON encoded once however many clients receive it. */
@@ -9,11 +10,20 @@ export interface HubEvent {
   dataJson(): string;
 }
 
-export type HubListener = (event: HubEvent) => void;
+/** A stream joined to a tab's live events. */
+export interface HubListener {
+  event(event: HubEvent): void;
+  /** The store holds seals up to `seq` that never arrived live (lost while the bus was down). */
+  storeAhead(seq: number): void;
+}
 
 interface TabEntry {
   listeners: Set<HubListener>;
   subscription: Promise<Subscription>;
+  /** Highest seq seen in a live seal (or caught up to through reconcile). */
+  seenSeq: number;
+  /** A store tail seen ahead of seenSeq at the last reconcile, still unconfirmed. */
+  suspectSeq: number | null;
 }
 
 /**
@@ -33,10 +43,12 @@ export class TabEventHub {
     let entry = this.tabs.get(tabId);
     if (!entry) {
       const listeners = new Set<HubListener>();
-      const subscription = this.bus.subscribe(tabEventsSubject(tabId), (payload, subject) =>
-        this.dispatch(listeners, payload, subject),
-      );
-      entry = { listeners, subscription };
+      let created: TabEntry | undefined;
+      const subscription = this.bus.subscribe(tabEventsSubject(tabId), (payload, subject) => {
+        if (created) this.dispatch(created, payload, subject);
+      });
+      created = { listeners, subscription, seenSeq: 0, suspectSeq: null };
+      entry = created;
       this.tabs.set(tabId, entry);
       subscription.catch(() => {
         if (this.tabs.get(tabId) === entry) this.tabs.delete(tabId);
@@ -73,12 +85,43 @@ export class TabEventHub {
       .catch((error) => this.logger.warn({ err: error, tabId }, 'unsubscribe failed'));
   }
 
-  private dispatch(listeners: Set<HubListener>, payload: unknown, subject: string): void {
+  /**
+   * Compares each streamed tab's stored tail with the seals seen live. A tail that stays ahead
+   * for a whole interval means events were lost (NATS restarted mid-turn, say) and no later
+   * seal arrived to reveal the gap: the streams then catch up from the store. Costs one store
+   * read per streamed tab per interval, whatever the number of clients.
+   */
+  async reconcile(store: ChunkStore): Promise<void> {
+    for (const [tabId, entry] of [...this.tabs]) {
+      let lastSeq: number;
+      try {
+        lastSeq = (await store.getTab(tabId)).lastSeq;
+      } catch (error) {
+        this.logger.debug({ err: error, tabId }, 'reconcile skipped a tab');
+        continue;
+      }
+      if (lastSeq <= entry.seenSeq) {
+        entry.suspectSeq = null;
+      } else if (entry.suspectSeq !== null && entry.seenSeq < entry.suspectSeq) {
+        entry.seenSeq = lastSeq;
+        entry.suspectSeq = null;
+        for (const listener of entry.listeners) listener.storeAhead(lastSeq);
+      } else {
+        // Possibly a seal still in flight: judge it at the next interval.
+        entry.suspectSeq = lastSeq;
+      }
+    }
+  }
+
+  private dispatch(entry: TabEntry, payload: unknown, subject: string): void {
     const kind = subject.slice(subject.lastIndexOf('.') + 1);
     const parsed = LiveEventSchema.safeParse({ event: kind, data: payload });
     if (!parsed.success) {
       this.logger.warn({ subject, issues: parsed.error.issues.length }, 'dropped invalid event');
       return;
+    }
+    if (parsed.data.event === 'chunk-seal') {
+      entry.seenSeq = Math.max(entry.seenSeq, parsed.data.data.chunk.seq);
     }
     let json: string | undefined;
     const event: HubEvent = {
@@ -88,6 +131,6 @@ export class TabEventHub {
         return json;
       },
     };
-    for (const listener of listeners) listener(event);
+    for (const listener of entry.listeners) listener.event(event);
   }
 }

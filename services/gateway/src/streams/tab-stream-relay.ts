@@ -42,7 +42,8 @@ export class TabStreamRelay {
   /** The block this stream has opened and how many of its characters it has sent. */
   private open: { id: string; sentLength: number } | null = null;
   private readonly sealedIds = new Set<string>();
-  private readonly queue: HubEvent[] = [];
+  /** Live events, and catch-up requests from the hub's reconcile, in arrival order. */
+  private readonly queue: (HubEvent | { storeAhead: number })[] = [];
   private live = false;
   private pumping = false;
   private ended = false;
@@ -62,7 +63,12 @@ export class TabStreamRelay {
     // Subscribing before reading the store is what makes the hand-over gap-free: anything
     // sealed after the catch-up query is already in the queue.
     try {
-      this.leaveHub = await hub.join(tabId, (event) => this.receive(event));
+      this.leaveHub = await hub.join(tabId, {
+        event: (event) => this.receive(event),
+        storeAhead: (seq) => {
+          if (seq > this.lastSeq) this.receive({ storeAhead: seq });
+        },
+      });
       if (this.ended) return this.leave();
       this.options.sink.begin();
       await this.catchUp(Number.POSITIVE_INFINITY);
@@ -101,7 +107,7 @@ export class TabStreamRelay {
     this.leaveHub = null;
   }
 
-  private receive(event: HubEvent): void {
+  private receive(event: HubEvent | { storeAhead: number }): void {
     if (this.ended) return;
     this.queue.push(event);
     if (this.queue.length > this.options.maxQueuedEvents) {
@@ -116,9 +122,9 @@ export class TabStreamRelay {
     this.pumping = true;
     try {
       while (!this.ended) {
-        const event = this.queue.shift();
-        if (!event) break;
-        const pending = this.handle(event);
+        const item = this.queue.shift();
+        if (!item) break;
+        const pending = 'storeAhead' in item ? this.catchUp(item.storeAhead) : this.handle(item);
         if (pending) await pending;
         if (this.options.sink.bufferedBytes() > this.options.maxBufferedBytes) {
           this.end('slow_client');
