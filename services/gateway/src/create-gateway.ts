@@ -1,4 +1,4 @@
-import type { Bus } from '@chunklog/bus';
+import type { Bus, Subscription } from '@chunklog/bus';
 import type { ChunkStore } from '@chunklog/store';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
@@ -25,6 +25,7 @@ import { streamRoutes } from './routes/stream-routes';
 import { tabRoutes } from './routes/tab-routes';
 import { createStreamTickets } from './stream-ticket';
 import { TabEventHub } from './streams/tab-event-hub';
+import { observeTurns } from './turn-metrics';
 
 /** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
 export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';
@@ -77,7 +78,7 @@ export async function createGateway(options: GatewayOptions) {
     limits,
     tickets: createStreamTickets({ secret: options.ticketSecret, ttlMs: limits.ticketTtlMs }),
     metrics,
-    hub: new TabEventHub(options.bus, app.log),
+    hub: new TabEventHub(options.bus, app.log, (seconds) => metrics.sealDelay.observe(seconds)),
     contextBuilder: options.contextBuilder ?? createDefaultContextBuilder(),
     streams: new Set(),
   };
@@ -113,7 +114,12 @@ export async function createGateway(options: GatewayOptions) {
       await options.store.createTenant({ name: 'local', id: localTenantId });
     });
   }
+  let turnObserver: Subscription | null = null;
+  app.addHook('onReady', async () => {
+    turnObserver = await observeTurns(options.bus, metrics);
+  });
   app.addHook('onClose', async () => {
+    await turnObserver?.stop().catch(() => undefined);
     await context.hub.close();
   });
 

@@ -10,6 +10,9 @@ export interface GatewayMetrics {
   streamConnections: Gauge<'transport'>;
   eventsRelayed: Counter<'transport' | 'event'>;
   streamsCutOff: Counter<'transport' | 'reason'>;
+  turns: Counter<'reason'>;
+  modelTokens: Counter<'kind'>;
+  sealDelay: Histogram;
 }
 
 export function createGatewayMetrics(registry = new Registry()): GatewayMetrics {
@@ -44,6 +47,24 @@ export function createGatewayMetrics(registry = new Registry()): GatewayMetrics 
       name: 'chunklog_streams_cut_off_total',
       help: 'Streams ended by the gateway, by reason (slow_client, shutdown, error)',
       labelNames: ['transport', 'reason'],
+      registers: [registry],
+    }),
+    turns: new Counter({
+      name: 'chunklog_turns_total',
+      help: 'Turns finished (turn-done events seen on the bus, every tab), by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    modelTokens: new Counter({
+      name: 'chunklog_model_tokens_total',
+      help: 'Model tokens of finished turns, by kind (input, output, cache_read, cache_write)',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    sealDelay: new Histogram({
+      name: 'chunklog_seal_relay_delay_seconds',
+      help: 'Chunk committed (createdAt) to its live seal reaching this gateway',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
   };

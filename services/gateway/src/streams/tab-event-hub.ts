@@ -36,6 +36,8 @@ export class TabEventHub {
   constructor(
     private readonly bus: Bus,
     private readonly logger: FastifyBaseLogger,
+    /** Told, per live seal, the seconds from its commit to its arrival here. */
+    private readonly onSealDelay?: (seconds: number) => void,
   ) {}
 
   /** Starts delivering the tab's live events to the listener; resolves once subscribed. */
@@ -121,7 +123,9 @@ export class TabEventHub {
       return;
     }
     if (parsed.data.event === 'chunk-seal') {
-      entry.seenSeq = Math.max(entry.seenSeq, parsed.data.data.chunk.seq);
+      const chunk = parsed.data.data.chunk;
+      entry.seenSeq = Math.max(entry.seenSeq, chunk.seq);
+      this.onSealDelay?.(Math.max(0, Date.now() - chunk.createdAt) / 1000);
     }
     let json: string | undefined;
     const event: HubEvent = {

@@ -12,6 +12,7 @@ import {
   liveEventSubject,
   type OpenBlockSnapshot,
   snapshotSubject,
+  type Usage,
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 
@@ -116,13 +117,13 @@ export class TurnDriver {
     await this.publish({ event: 'chunk-seal', data: { tabId: this.tabId, chunk } });
   }
 
-  async endTurn(): Promise<void> {
+  async endTurn(usage: Usage = emptyUsage()): Promise<void> {
     const turnId = this.requireTurn();
-    await this.store.releaseLease(this.tabId, { owner: this.owner, usage: emptyUsage() });
+    await this.store.releaseLease(this.tabId, { owner: this.owner, usage });
     this.turnId = null;
     await this.publish({
       event: 'turn-done',
-      data: { tabId: this.tabId, turnId, reason: 'completed', usage: emptyUsage() },
+      data: { tabId: this.tabId, turnId, reason: 'completed', usage },
     });
   }
 
