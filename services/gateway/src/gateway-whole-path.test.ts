@@ -1,0 +1,97 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { createLogger, createWorker, type Worker } from '@chunklog/agent-worker';
+import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
+import { type Chunk, validateRequest } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayHarness, startGateway } from './testing/gateway-harness';
+import { openEventSource, openWebSocket, type ReceivedEvent } from './testing/stream-clients';
+import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
+
+const real = await realBackend();
+const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
+
+const sealsOf = (events: ReceivedEvent[]) =>
+  events
+    .filter((event) => event.event === 'chunk-seal')
+    .map((event) => (event.data as { chunk: Chunk }).chunk);
+
+describe.each(backends)('the whole path with the real worker and simulator on $name', (backend) => {
+  let gateway: GatewayHarness;
+  let simulator: Simulator;
+  let worker: Worker;
+
+  beforeAll(async () => {
+    gateway = await startGateway(backend);
+    simulator = await createSimulator({ logger: () => {} });
+    worker = createWorker({
+      store: gateway.backend.store,
+      bus: gateway.backend.bus,
+      anthropic: new Anthropic({ apiKey: 'simulator', baseURL: simulator.url, maxRetries: 0 }),
+      workerId: `gateway-test-${crypto.randomUUID()}`,
+      leaseMs: 5_000,
+      maxSteps: 5,
+      model: 'claude-sonnet-4-6',
+      logger: createLogger('silent'),
+    });
+    await worker.start();
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await simulator?.close();
+    await gateway?.close();
+  });
+
+  it('streams a turn to EventSource and WebSocket clients exactly as the REST pages hold it', async () => {
+    const tabId = await gateway.createTab();
+    const headers = { authorization: `Bearer ${gateway.tenantA.key}` };
+    const sse = openEventSource(`${gateway.baseUrl}/v1/tabs/${tabId}/events`, headers);
+    await sse.opened;
+    const ws = await openWebSocket(
+      `${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`,
+      headers,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const send = () =>
+      gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+        body: { text: 'Hello there, tell me something.' },
+        headers: { 'idempotency-key': 'first-message' },
+      });
+    const accepted = await send();
+    expect(accepted.status).toBe(202);
+    const { chunkId } = accepted.body as { chunkId: string };
+    // A client retry with the same key names the same chunk and runs nothing twice.
+    expect((await send()).body).toEqual({ chunkId });
+
+    for (const client of [sse, ws]) {
+      await client.waitFor((event) => event.event === 'turn-done', 20_000);
+    }
+    const page = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?limit=500`);
+    const stored = (page.body as { chunks: Chunk[] }).chunks;
+    expect(stored[0]).toMatchObject({ id: chunkId, role: 'user', seq: 1 });
+    expect(stored.filter((chunk) => chunk.role === 'user')).toHaveLength(1);
+    expect(stored.some((chunk) => chunk.role === 'assistant')).toBe(true);
+    for (const client of [sse, ws]) {
+      expect(sealsOf(client.events)).toEqual(stored);
+      // Every streamed block's deltas add up to its sealed text.
+      const texts = new Map<string, string>();
+      for (const event of client.events) {
+        const data = event.data as { id: string; offset: number; text: string };
+        if (event.event === 'chunk-open') texts.set(data.id, '');
+        if (event.event === 'chunk-delta') {
+          expect(data.offset).toBe(texts.get(data.id)?.length);
+          texts.set(data.id, texts.get(data.id) + data.text);
+        }
+      }
+      for (const chunk of stored) {
+        if (texts.has(chunk.id))
+          expect(texts.get(chunk.id)).toBe((chunk.data as { text: string }).text);
+      }
+      expect(texts.size).toBeGreaterThan(0);
+      client.close();
+    }
+    const tab = await gateway.request('GET', `/v1/tabs/${tabId}`);
+    expect(tab.body).toMatchObject({ tab: { status: 'idle', lastSeq: stored.length } });
+    const context = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
+    expect(validateRequest((context.body as { request: unknown }).request)).toEqual([]);
+  });
+});
