@@ -48,8 +48,9 @@ export function openLedgerEventSource(
       resolve();
     });
     source.addEventListener('error', (error) => {
-      if (source.readyState === EventSource.CLOSED)
-        reject(new Error(`stream refused: ${error.message}`));
+      if (source.readyState === EventSource.CLOSED) {
+        reject(new Error(`stream ${url} refused: ${error.code ?? ''} ${error.message}`));
+      }
     });
   });
   return {
