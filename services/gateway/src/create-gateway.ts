@@ -155,10 +155,7 @@ export async function createGateway(options: GatewayOptions) {
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(fastifySwaggerUi, {
-    routePrefix: '/docs',
-    uiHooks: {},
-  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, {
     store: options.store,
     tickets: context.tickets,

@@ -130,6 +130,24 @@ describe.each(backends)('gateway security on $name', (backend) => {
     now = Date.now();
   });
 
+  it('answers 400 for a bad resume point and 426 for a plain GET of the WebSocket route', async () => {
+    const headers = { authorization: `Bearer ${gateway.tenantA.key}` };
+    for (const [query, extra] of [
+      ['?after=-1', {}],
+      ['?after=x', {}],
+      ['', { 'last-event-id': 'abc' }],
+    ] as const) {
+      const response = await fetch(`${gateway.baseUrl}/v1/tabs/${tabId}/events${query}`, {
+        headers: { ...headers, ...extra },
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual(errorOf('invalid_input'));
+    }
+    const plain = await gateway.request('GET', `/v1/tabs/${tabId}/ws`);
+    expect(plain.status).toBe(426);
+    expect(plain.body).toEqual(errorOf('upgrade_required'));
+  });
+
   it('rate-limits per key, not per address', async () => {
     const limited = await startGateway(
       backend,

@@ -285,6 +285,11 @@ describe.each(backends)('gateway streams on $name', (backend) => {
     // The run must actually have exercised mid-block reconnects and streamed blocks.
     expect(resumedMidBlock).toBeGreaterThan(0);
     expect(streamedBlocks).toBeGreaterThan(0);
+    // Every closed client's stream was released (no relay, subscription or gauge left behind).
+    for (let attempt = 0; attempt < 100 && gateway.app.openStreamCount() > 0; attempt++) {
+      await sleep(20);
+    }
+    expect(gateway.app.openStreamCount()).toBe(0);
     await driver.close();
   });
 

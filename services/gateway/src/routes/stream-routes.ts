@@ -115,7 +115,8 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
         logger: request.log,
         createSink: (onEvent) => createSseSink(response, onEvent),
       });
-      request.raw.socket.on('close', () => relay.close());
+      // 'close' on the response: the client went away or the stream ended.
+      response.on('close', () => relay.close());
     },
   );
 
