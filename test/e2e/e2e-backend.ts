@@ -5,24 +5,16 @@
  * entry points as child processes.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import net from 'node:net';
-import { join } from 'node:path';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import type { ChunkStore } from '@chunklog/store';
 import { createPostgresStore } from '@chunklog/store';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createTestDatabase, testSubjectPrefix } from '../infra';
-import {
-  repositoryRoot,
-  type ServiceProcess,
-  startServiceProcess,
-  waitUntilReady,
-} from './service-process';
+import { type ServiceProcess, startServiceProcess, waitUntilReady } from './service-process';
 
 const GATEWAY_MAIN = 'services/gateway/src/main.ts';
-const GATEWAY_STAND_IN = 'test/e2e/gateway-entry.ts';
 const WORKER_MAIN = 'services/agent-worker/src/main.ts';
 
 /** Shared by every gateway of a suite, so a ticket issued by one is honoured by another. */
@@ -67,13 +59,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The real gateway main once it exists; until then the stand-in around `createGateway`. */
-export function gatewayEntry(): string {
-  if (existsSync(join(repositoryRoot, GATEWAY_MAIN))) return GATEWAY_MAIN;
-  console.warn(`!!! ${GATEWAY_MAIN} does not exist: the e2e suites run ${GATEWAY_STAND_IN}`);
-  return GATEWAY_STAND_IN;
-}
-
 export async function createE2eBackend(input: {
   postgresUrl: string;
   natsUrl: string;
@@ -104,7 +89,7 @@ export async function createE2eBackend(input: {
       natsUrls.add(natsUrl);
       const gateway = startServiceProcess({
         name: options.name ?? 'gateway',
-        entry: gatewayEntry(),
+        entry: GATEWAY_MAIN,
         environment: {
           DATABASE_URL: database.url,
           NATS_URL: natsUrl,
