@@ -323,6 +323,42 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
       source.close();
     }
   }, 60_000);
+
+  it('ends streams with a resume point when a gateway shuts down mid-turn; the other gateway resumes them', async () => {
+    const tabId = await clientB.createTab('gateway shutdown');
+    const ledger = new StreamLedger();
+    const first = openLedgerEventSource(
+      `${gatewayA.baseUrl}/v1/tabs/${tabId}/events`,
+      ledger,
+      clientA.authorization,
+    );
+    await first.opened;
+    await clientB.sendMessage(tabId, 'keep talking [[sim: words 60]] [[sim: rate 60]]');
+    await ledger.waitUntil(() => ledger.deltasReceived > 2, 20_000, 'the answer to stream');
+    await gatewayA.process.stop('SIGTERM', 8_000);
+    // Graceful: the process exits by itself, after a final event naming the resume point.
+    expect(gatewayA.process.child.exitCode).toBe(0);
+    await ledger.waitUntil(() => ledger.streamEnds.length === 1, 5_000, 'stream-end');
+    first.close();
+    expect(ledger.streamEnds[0]).toEqual({ reason: 'shutdown', after: ledger.lastSeq });
+
+    const second = openLedgerEventSource(`${gatewayB.baseUrl}/v1/tabs/${tabId}/events`, ledger, {
+      ...clientA.authorization,
+      'last-event-id': String(ledger.lastSeq),
+    });
+    try {
+      await second.opened;
+      await ledger.waitUntil(() => ledger.turnsDone.length === 1, 20_000, 'turn-done');
+      const rest = await clientB.readAllChunks(tabId);
+      await ledger.waitUntil(() => ledger.lastSeq === rest.length, 5_000, 'the last seal');
+      expect(ledger.violations.join('\n')).toBe('');
+      expectSameAsRest(ledger.seals, rest);
+      const answer = rest.at(-1)!;
+      expect(ledger.blockTexts().get(answer.id)?.text).toBe((answer.data as { text: string }).text);
+    } finally {
+      second.close();
+    }
+  }, 60_000);
 });
 
 async function waitForIdle(client: GatewayClient, tabId: string, timeoutMs: number) {
