@@ -40,6 +40,8 @@ export interface E2eBackend {
   tenants: { alpha: E2eTenant; beta: E2eTenant };
   startGateway(options?: { name?: string; natsUrl?: string }): Promise<E2eGateway>;
   startWorker(options: { workerId: string; natsUrl?: string }): Promise<ServiceProcess>;
+  /** The recent output of every process started, for failure reports. */
+  processOutputs(): string;
   /** Stops every process still running (SIGKILL after a short grace), then drops everything. */
   close(): Promise<void>;
 }
@@ -127,6 +129,11 @@ export async function createE2eBackend(input: {
       processes.push(worker);
       await worker.waitForOutput('agent worker ready', 30_000);
       return worker;
+    },
+    processOutputs() {
+      return processes
+        .map((service) => `----- ${service.name} -----\n${service.output()}`)
+        .join('\n');
     },
     async close() {
       await Promise.all(processes.map((service) => service.stop('SIGTERM', 3_000)));

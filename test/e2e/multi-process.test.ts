@@ -4,7 +4,7 @@
  * in this process as the model. Clients are a standard EventSource and a WebSocket.
  */
 import type { Chunk } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testNatsUrl, testPostgresUrl } from '../infra';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { GatewayClient } from './gateway-client';
@@ -67,6 +67,11 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
     );
     clientA = new GatewayClient(gatewayA.baseUrl, backend.tenants.alpha.key);
     clientB = new GatewayClient(gatewayB.baseUrl, backend.tenants.alpha.key);
+  });
+
+  // A failure's explanation is often in the services' logs.
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.info(backend.processOutputs()));
   });
 
   afterAll(async () => {

@@ -4,13 +4,13 @@
  * and store directory. Live events published during the outage are lost; Postgres is the
  * source of truth and the gateway fills the gap by seq.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testPostgresUrl } from '../infra';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';
 import { natsServerAvailable, PrivateNatsServer } from './private-nats-server';
-import { type ServiceProcess, sleep } from './service-process';
+import { sleep } from './service-process';
 import { StreamLedger } from './stream-ledger';
 
 const postgresUrl = await testPostgresUrl();
@@ -38,7 +38,6 @@ describe.skipIf(!runnable)('a nats-server restart mid-turn', () => {
   let nats: PrivateNatsServer;
   let backend: E2eBackend;
   let gateway: E2eGateway;
-  let worker: ServiceProcess;
   let client: GatewayClient;
 
   beforeAll(async () => {
@@ -48,17 +47,19 @@ describe.skipIf(!runnable)('a nats-server restart mid-turn', () => {
       natsUrl: nats.url,
       leaseMs: 1_500,
     });
-    [gateway, worker] = await Promise.all([
+    [gateway] = await Promise.all([
       backend.startGateway(),
       backend.startWorker({ workerId: 'worker-on-private-nats' }),
     ]);
     client = new GatewayClient(gateway.baseUrl, backend.tenants.alpha.key);
   });
 
+  // A failure's explanation is often in the services' logs.
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => console.info(backend.processOutputs()));
+  });
+
   afterAll(async () => {
-    if (process.env.E2E_VERBOSE) {
-      console.info(`gateway:\n${gateway?.process.output()}\nworker:\n${worker?.output()}`);
-    }
     await backend?.close();
     await nats?.dispose();
   });
