@@ -121,6 +121,19 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
         );
       }
       expect(await clientB.readAllChunks(tabId)).toEqual(rest);
+      // Both gateways count the turn (each sees every turn-done); A counts what it relayed.
+      const metricsA = await readMetrics(gatewayA.baseUrl);
+      const metricsB = await readMetrics(gatewayB.baseUrl);
+      expect(
+        metricsA('chunklog_events_relayed_total{transport="sse",event="chunk-seal"}'),
+      ).toBeGreaterThanOrEqual(2 * rest.length);
+      expect(
+        metricsA('chunklog_events_relayed_total{transport="ws",event="chunk-seal"}'),
+      ).toBeGreaterThanOrEqual(rest.length);
+      for (const metrics of [metricsA, metricsB]) {
+        expect(metrics('chunklog_turns_total{reason="completed"}')).toBeGreaterThanOrEqual(1);
+        expect(metrics('chunklog_model_tokens_total{kind="output"}')).toBeGreaterThan(0);
+      }
       // The ticket is good for its tab only, on any gateway.
       const otherTab = await clientA.createTab('other');
       const refused = await fetch(
@@ -364,6 +377,20 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
     }
   }, 60_000);
 });
+
+/** Reads a gateway's Prometheus text; the returned function gives one sample's value (0 if absent). */
+async function readMetrics(baseUrl: string): Promise<(sample: string) => number> {
+  const response = await fetch(`${baseUrl}/metrics`);
+  expect(response.status).toBe(200);
+  const text = await response.text();
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line.trim() === '') continue;
+    const separator = line.lastIndexOf(' ');
+    samples.set(line.slice(0, separator), Number(line.slice(separator + 1)));
+  }
+  return (sample) => samples.get(sample) ?? 0;
+}
 
 async function waitForIdle(client: GatewayClient, tabId: string, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
