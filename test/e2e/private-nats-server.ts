@@ -56,6 +56,11 @@ export class PrivateNatsServer {
       ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDirectory],
       { stdio: 'ignore' },
     );
+    // If the test process ends without afterAll, the broker goes with it.
+    const child = this.child;
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    child.once('exit', () => process.off('exit', killOnExit));
     const deadline = Date.now() + 10_000;
     while (!(await accepts(this.port))) {
       if (Date.now() > deadline) throw new Error('the private nats-server did not start');

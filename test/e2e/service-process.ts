@@ -43,8 +43,18 @@ export function startServiceProcess(input: {
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const running = () => child.exitCode === null && child.signalCode === null;
+  // If the test process ends without afterAll (a crash, a worker timeout), take the child along.
+  const killOnExit = () => {
+    if (running()) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.off('exit', killOnExit);
+      resolve();
+    }),
+  );
 
   return {
     name: input.name,
