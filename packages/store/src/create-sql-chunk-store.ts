@@ -434,9 +434,12 @@ export function createSqlChunkStore(
     async createTenant(input) {
       const { name, id } = parse(CreateTenantSchema, input, 'tenant');
       // Idempotent, so every start of a service can bootstrap its configured tenants.
-      const rows = await run<{ id: string; name: string }>(
-        'create tenant',
-        `WITH inserted AS (
+      // A concurrent creator's row is invisible to this statement's snapshot when the insert
+      // waited on it and did nothing; a second statement takes a fresh snapshot and sees it.
+      const rows = await retryOnceWhenEmpty(() =>
+        run<{ id: string; name: string }>(
+          'create tenant',
+          `WITH inserted AS (
            INSERT INTO tenants (id, name) VALUES (coalesce($1, gen_random_uuid()::text), $2)
            ON CONFLICT DO NOTHING RETURNING id, name
          )
@@ -444,7 +447,8 @@ export function createSqlChunkStore(
          UNION ALL
          SELECT id, name FROM tenants WHERE name = $2 AND ($1::text IS NULL OR id = $1)
          LIMIT 1`,
-        [id ?? null, name],
+          [id ?? null, name],
+        ),
       );
       const row = rows[0];
       if (row === undefined) {
@@ -456,9 +460,10 @@ export function createSqlChunkStore(
     async addApiKey(tenantId, key) {
       const tenant = parse(TenantIdSchema, tenantId, 'tenant id');
       const plain = parse(ApiKeySchema, key, 'api key');
-      const rows = await run<{ tenant_id: string }>(
-        'add api key',
-        `WITH inserted AS (
+      const rows = await retryOnceWhenEmpty(() =>
+        run<{ tenant_id: string }>(
+          'add api key',
+          `WITH inserted AS (
            INSERT INTO api_keys (key_hash, tenant_id) VALUES ($1, $2)
            ON CONFLICT (key_hash) DO NOTHING RETURNING tenant_id
          )
@@ -466,7 +471,8 @@ export function createSqlChunkStore(
          UNION ALL
          SELECT tenant_id FROM api_keys WHERE key_hash = $1
          LIMIT 1`,
-        [hashApiKey(plain), tenant],
+          [hashApiKey(plain), tenant],
+        ),
       );
       if (rows[0]?.tenant_id !== tenant) {
         throw new ConflictError('this api key already belongs to another tenant');
@@ -484,4 +490,10 @@ export function createSqlChunkStore(
       return rows[0]?.tenant_id ?? null;
     },
   };
+}
+
+/** Runs an insert-or-select statement again when it saw no row (see createTenant). */
+async function retryOnceWhenEmpty<T>(statement: () => Promise<T[]>): Promise<T[]> {
+  const rows = await statement();
+  return rows.length > 0 ? rows : statement();
 }
