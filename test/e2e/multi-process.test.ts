@@ -134,6 +134,23 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
         expect(metrics('chunklog_turns_total{reason="completed"}')).toBeGreaterThanOrEqual(1);
         expect(metrics('chunklog_model_tokens_total{kind="output"}')).toBeGreaterThan(0);
       }
+      // Another tenant's key, on either gateway: the tab does not exist for it.
+      const beta = backend.tenants.beta.key;
+      for (const [method, path] of [
+        ['GET', `/v1/tabs/${tabId}`],
+        ['GET', `/v1/tabs/${tabId}/chunks`],
+        ['GET', `/v1/tabs/${tabId}/events`],
+        ['POST', `/v1/tabs/${tabId}/stream-tickets`],
+      ] as const) {
+        for (const gateway of [gatewayA, gatewayB]) {
+          const response = await fetch(`${gateway.baseUrl}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${beta}` },
+          });
+          expect(response.status, `${method} ${path}`).toBe(404);
+          expect(await response.json()).toMatchObject({ error: { code: expect.any(String) } });
+        }
+      }
       // The ticket is good for its tab only, on any gateway.
       const otherTab = await clientA.createTab('other');
       const refused = await fetch(
