@@ -102,7 +102,15 @@ export async function createGateway(options: GatewayOptions) {
   }, limits.reconcileMs);
   reconcile.unref();
   // Registered before @fastify/websocket so streams get their final event before its sockets close.
+  let closing = false;
+  // Responses finished during shutdown close their connection: a keep-alive socket would
+  // otherwise hold server.close() open until its idle timeout.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
   app.addHook('preClose', async () => {
+    closing = true;
     clearInterval(heartbeat);
     clearInterval(reconcile);
     for (const stream of [...context.streams]) stream.end('shutdown');

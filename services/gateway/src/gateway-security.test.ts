@@ -190,6 +190,39 @@ describe.each(backends)('gateway security on $name', (backend) => {
     }
   });
 
+  it('lets in-flight requests finish when closing, and refuses new ones', async () => {
+    let release: (() => void) | undefined;
+    const slow: ChunkStore = new Proxy(gateway.backend.store, {
+      get(target, property, receiver) {
+        if (property === 'listTabs') {
+          return async (...args: Parameters<ChunkStore['listTabs']>) => {
+            await new Promise<void>((resolve) => {
+              release = resolve;
+            });
+            return target.listTabs(...args);
+          };
+        }
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const closing = await startGateway(backend, { store: slow }, gateway.backend);
+    const inFlight = closing.request('GET', '/v1/tabs');
+    for (let attempt = 0; attempt < 100 && !release; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    let closed = false;
+    const closeDone = closing.app.close().then(() => {
+      closed = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closed).toBe(false);
+    release?.();
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    await closeDone;
+    await expect(fetch(`${closing.baseUrl}/healthz`)).rejects.toThrow();
+  });
+
   it('with auth off, serves loopback clients as the local tenant and refuses other interfaces', async () => {
     const open = await startGateway(backend, { auth: { mode: 'off' } }, gateway.backend);
     try {

@@ -44,6 +44,8 @@ export class TabStreamRelay {
   private readonly sealedIds = new Set<string>();
   /** Live events, and catch-up requests from the hub's reconcile, in arrival order. */
   private readonly queue: (HubEvent | { storeAhead: number })[] = [];
+  /** The transport has been started (SSE headers sent): heartbeats may go out. */
+  private begun = false;
   private live = false;
   private pumping = false;
   private ended = false;
@@ -71,6 +73,7 @@ export class TabStreamRelay {
       });
       if (this.ended) return this.leave();
       this.options.sink.begin();
+      this.begun = true;
       await this.catchUp(Number.POSITIVE_INFINITY);
       await this.replayOpenBlock();
       this.live = true;
@@ -98,7 +101,8 @@ export class TabStreamRelay {
   }
 
   heartbeat(): void {
-    if (!this.ended) this.options.sink.heartbeat();
+    // Before begin() a write would send default headers ahead of the stream's own.
+    if (this.begun && !this.ended) this.options.sink.heartbeat();
   }
 
   private leave(): void {

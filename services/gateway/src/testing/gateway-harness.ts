@@ -54,6 +54,8 @@ export async function startGateway(
     bus: backend.bus,
     auth: { mode: 'keys' },
     ticketSecret: 'test-ticket-secret-0123456789',
+    // GATEWAY_TEST_LOG=warn shows the gateway's own logs while debugging a suite.
+    logger: process.env.GATEWAY_TEST_LOG ? { level: process.env.GATEWAY_TEST_LOG } : false,
     ...overrides,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
