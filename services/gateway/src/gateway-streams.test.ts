@@ -362,6 +362,40 @@ describe.each(backends)('gateway streams on $name', (backend) => {
     }
   });
 
+  it('cuts off a WebSocket client that stops reading', async () => {
+    const slowGateway = await startGateway(
+      backend,
+      { limits: { streamBufferBytes: 256 * 1024 } },
+      gateway.backend,
+    );
+    try {
+      const tabId = await slowGateway.createTab();
+      const driver = new TurnDriver(slowGateway.backend.store, slowGateway.backend.bus, tabId);
+      const slow = await openWebSocket(
+        `${slowGateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`,
+        { authorization: `Bearer ${slowGateway.tenantA.key}` },
+      );
+      slow.socket.pause();
+      await sleep(50);
+      await driver.startTurn();
+      await driver.openBlock();
+      const cutOff = async () =>
+        (await slowGateway.app.gatewayMetrics.streamsCutOff.get()).values.find(
+          (value) => value.labels.transport === 'ws' && value.labels.reason === 'slow_client',
+        )?.value ?? 0;
+      const chunk = 'y'.repeat(16 * 1024);
+      for (let index = 0; index < 2_000 && (await cutOff()) === 0; index++) {
+        await driver.delta(chunk);
+        if (index % 4 === 0) await sleep(1);
+      }
+      expect(await cutOff()).toBe(1);
+      expect(slowGateway.app.openStreamCount()).toBe(0);
+      await driver.close();
+    } finally {
+      await slowGateway.close();
+    }
+  });
+
   it('sends heartbeats and ends streams with a final event on shutdown', async () => {
     const shutdownGateway = await startGateway(
       backend,
