@@ -31,6 +31,8 @@ export interface AuthOptions {
   /** The tenant every request acts as when auth is off. */
   localTenantId: string;
   clock: () => number;
+  /** Failed authentications per client address per minute before it gets 429s. */
+  failedAttemptsPerMinute: number;
 }
 
 /** How long a verified key is trusted without asking the store again. */
@@ -52,6 +54,21 @@ function isLoopback(address: string | undefined): boolean {
 export const authPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: AuthOptions) => {
     const cache = new Map<string, { tenantId: string; expiresAt: number }>();
+    // Per-key rate limits count only authenticated requests: guessing keys is limited here,
+    // per address, in fixed one-minute windows.
+    let failureWindowStart = 0;
+    const failures = new Map<string, number>();
+    function tooManyFailures(address: string): boolean {
+      const now = options.clock();
+      if (now - failureWindowStart >= 60_000) {
+        failureWindowStart = now;
+        failures.clear();
+      }
+      return (failures.get(address) ?? 0) >= options.failedAttemptsPerMinute;
+    }
+    function recordFailure(address: string): void {
+      failures.set(address, (failures.get(address) ?? 0) + 1);
+    }
 
     async function tenantOfKey(key: string): Promise<{ tenantId: string; fingerprint: string }> {
       const fingerprint = createHash('sha256').update(key).digest('hex').slice(0, 32);
@@ -96,7 +113,16 @@ export const authPlugin = fastifyPlugin(
       // The OpenAPI UI and document are public: they describe the API, they serve no data.
       if (url === '/docs' || url.startsWith('/docs/')) return;
       if ((request.routeOptions.config.auth ?? 'key') === 'public') return;
-      request.principal = await authenticate(request);
+      if (tooManyFailures(request.ip)) {
+        throw new ChunklogError('rate_limited', 'too many failed authentications, retry later');
+      }
+      try {
+        request.principal = await authenticate(request);
+      } catch (error) {
+        if (error instanceof ChunklogError && error.code === 'unauthorized')
+          recordFailure(request.ip);
+        throw error;
+      }
     });
   },
   { name: 'chunklog-auth' },

@@ -170,6 +170,7 @@ export async function createGateway(options: GatewayOptions) {
     mode: options.auth.mode,
     localTenantId: options.auth.localTenantId ?? LOCAL_TENANT_ID,
     clock: context.clock,
+    failedAttemptsPerMinute: limits.failedAuthPerMinute,
   });
   await app.register(fastifyRateLimit, {
     global: true,

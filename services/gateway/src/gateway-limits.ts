@@ -6,6 +6,8 @@ export interface GatewayLimits {
   textLength: number;
   /** Requests per key per minute. */
   requestsPerMinute: number;
+  /** Failed authentications per client address per minute before it is refused with 429. */
+  failedAuthPerMinute: number;
   /** Live events queued for one stream before it is cut off as too slow. */
   streamQueueEvents: number;
   /** Bytes buffered in one stream's socket before it is cut off as too slow. */
@@ -24,6 +26,7 @@ export const defaultGatewayLimits: GatewayLimits = {
   bodyBytes: 1024 * 1024,
   textLength: 100_000,
   requestsPerMinute: 1_200,
+  failedAuthPerMinute: 120,
   streamQueueEvents: 2_000,
   streamBufferBytes: 1024 * 1024,
   ticketTtlMs: 60_000,

@@ -169,6 +169,26 @@ describe.each(backends)('gateway security on $name', (backend) => {
     }
   });
 
+  it('refuses an address with 429 after too many failed authentications', async () => {
+    const guarded = await startGateway(
+      backend,
+      { limits: { failedAuthPerMinute: 3 } },
+      gateway.backend,
+    );
+    try {
+      for (let index = 0; index < 3; index++) {
+        expect((await guarded.request('GET', '/v1/tabs', { key: `guess-${index}` })).status).toBe(
+          401,
+        );
+      }
+      const refused = await guarded.request('GET', '/v1/tabs', { key: 'guess-4' });
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual(errorOf('rate_limited'));
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it('hides the details of internal errors', async () => {
     const failing: ChunkStore = new Proxy(gateway.backend.store, {
       get(target, property, receiver) {
