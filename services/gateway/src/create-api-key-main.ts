@@ -8,7 +8,9 @@ import { z } from 'zod';
 
 const ArgumentsSchema = z.object({
   DATABASE_URL: z.url({ error: 'DATABASE_URL is required: a postgres:// URL' }),
-  tenant: z.string().regex(/^[^:,\s]+$/, { error: 'usage: create-api-key <tenant-name>' }),
+  tenant: z
+    .string({ error: 'usage: create-api-key-main.ts <tenant-name>' })
+    .regex(/^[^:,\s]+$/, { error: 'a tenant name has no colon, comma or space' }),
 });
 const parsed = ArgumentsSchema.safeParse({
   DATABASE_URL: process.env.DATABASE_URL,
