@@ -1,3 +1,4 @@
+import { ApiKeysSchema } from '@chunklog/gateway';
 import { z } from 'zod';
 
 const LogLevelSchema = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
@@ -14,7 +15,7 @@ export const AllInOneConfigSchema = z.object({
   MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
   /** `tenant:key` pairs; when set, auth is on. */
-  API_KEYS: z.string().optional(),
+  API_KEYS: ApiKeysSchema.optional(),
   LOG_LEVEL: LogLevelSchema.default('info'),
 });
 export type AllInOneConfig = z.infer<typeof AllInOneConfigSchema>;

@@ -5,10 +5,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createWorker, createLogger as createWorkerLogger } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
-import { createGateway, LOCAL_TENANT_ID } from '@chunklog/gateway';
+import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { createPgliteStore } from '@chunklog/store';
 import { type AllInOneConfig, isLoopbackHost } from './all-in-one-config';
-import { bootstrapApiKeys } from './bootstrap-api-keys';
 
 export interface AllInOne {
   /** The gateway's base URL. */
@@ -40,8 +39,7 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
   };
   try {
     await store.migrate();
-    await store.createTenant({ id: LOCAL_TENANT_ID, name: 'local' });
-    if (config.API_KEYS) await bootstrapApiKeys(store, config.API_KEYS);
+    await bootstrapApiKeys(store, config.API_KEYS);
 
     const bus = createMemoryBus();
     closers.push(() => bus.close());

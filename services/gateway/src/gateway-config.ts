@@ -1,5 +1,12 @@
 import { z } from 'zod';
 
+/** An API_KEYS value: `tenant:key` pairs separated by commas. */
+export const ApiKeysSchema = z
+  .string()
+  .regex(/^\s*[^:,\s]+:[^,\s]+\s*(,\s*[^:,\s]+:[^,\s]+\s*)*$/, {
+    error: 'API_KEYS must be tenant:key pairs separated by commas',
+  });
+
 /** The gateway's environment in services mode (DESIGN section 11), parsed once at start-up. */
 export const GatewayConfigSchema = z.object({
   DATABASE_URL: z.url({ error: 'DATABASE_URL is required: a postgres:// URL' }),
@@ -9,12 +16,7 @@ export const GatewayConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   /** `tenant:key` pairs, comma-separated, created (idempotently) at start-up. */
-  API_KEYS: z
-    .string()
-    .regex(/^\s*[^:,\s]+:[^,\s]+\s*(,\s*[^:,\s]+:[^,\s]+\s*)*$/, {
-      error: 'API_KEYS must be tenant:key pairs separated by commas',
-    })
-    .optional(),
+  API_KEYS: ApiKeysSchema.optional(),
   /** Shared by every gateway behind one load balancer, so any of them accepts any ticket. */
   STREAM_TICKET_SECRET: z.string().min(16).optional(),
   MODEL: z.string().min(1).default('claude-sonnet-4-6'),

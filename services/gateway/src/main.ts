@@ -5,9 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
 import { createPostgresStore } from '@chunklog/store';
+import { bootstrapApiKeys } from './bootstrap-api-keys';
 import { createGateway } from './create-gateway';
 import { createDefaultContextBuilder } from './default-context-builder';
-import { parseApiKeys, parseGatewayConfig } from './gateway-config';
+import { parseGatewayConfig } from './gateway-config';
 
 let config: ReturnType<typeof parseGatewayConfig>;
 try {
@@ -19,10 +20,7 @@ try {
 
 const store = createPostgresStore({ url: config.DATABASE_URL });
 await store.migrate();
-for (const { tenant, key } of parseApiKeys(config.API_KEYS)) {
-  const created = await store.createTenant({ name: tenant });
-  await store.addApiKey(created.id, key);
-}
+await bootstrapApiKeys(store, config.API_KEYS);
 const bus = await createNatsBus({
   servers: config.NATS_URL,
   name: 'chunklog-gateway',

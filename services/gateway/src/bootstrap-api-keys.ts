@@ -1,0 +1,13 @@
+import type { ChunkStore } from '@chunklog/store';
+import { parseApiKeys } from './gateway-config';
+
+/** Creates the tenants and keys of an API_KEYS value; idempotent, so every start may run it. */
+export async function bootstrapApiKeys(
+  store: ChunkStore,
+  apiKeys: string | undefined,
+): Promise<void> {
+  for (const { tenant, key } of parseApiKeys(apiKeys)) {
+    const created = await store.createTenant({ name: tenant });
+    await store.addApiKey(created.id, key);
+  }
+}
