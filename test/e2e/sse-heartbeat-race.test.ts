@@ -1,7 +1,7 @@
 /**
  * A heartbeat that falls between accepting an SSE request and the stream's live subscription:
  * the client must still get an event stream. Run in process (real Postgres and NATS, real HTTP,
- * the `eventsource` client) with a 1 ms heartbeat so the race happens on nearly every request
+ * the `eventsource` client) with a 1 ms heartbeat so the race would hit nearly every request
  * instead of once in a few hundred, as it did in the multi-process resume run with the 15 s
  * default.
  */
@@ -61,15 +61,11 @@ describe.skipIf(!reachable)('SSE stream headers', () => {
     await database?.drop();
   });
 
-  // Product bug (gateway): the heartbeat timer in create-gateway.ts calls heartbeat() on every
-  // stream in context.streams, and a relay is added there before TabStreamRelay.start() has
-  // awaited hub.join() and called sink.begin(). sse-sink.ts's heartbeat() then writes
-  // ": heartbeat" on a response whose head is not sent: Node sends an implicit 200 without
-  // `content-type: text/event-stream`, begin()'s writeHead comes too late, and EventSource
-  // refuses the stream ("Invalid content type"). Fix: no heartbeat before begin (check
-  // response.headersSent in the SSE sink, or let the relay skip heartbeats until it began).
-  // Remove `.fails` once fixed.
-  it.fails('sends event-stream headers even when a heartbeat comes before the subscription', async () => {
+  // Regression test: the heartbeat timer used to write ": heartbeat" on streams whose relay had
+  // not yet begun (awaiting its subscription), so Node sent an implicit 200 without
+  // `content-type: text/event-stream` and EventSource refused the stream. Fixed in the gateway
+  // (af7f4c7: no heartbeat before a stream's headers).
+  it('sends event-stream headers even when a heartbeat comes before the subscription', async () => {
     const tabId = await client.createTab('heartbeat race');
     const refused: string[] = [];
     for (let attempt = 0; attempt < 20; attempt += 1) {
