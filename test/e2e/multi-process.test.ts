@@ -54,10 +54,12 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
       natsUrl: natsUrl!,
       leaseMs: LEASE_MS,
     });
-    // One after the other: started at the same moment, one of them fails now and then on the
-    // API_KEYS bootstrap race (api-key-bootstrap-race.test.ts).
-    gatewayA = await backend.startGateway({ name: 'gateway-a' });
-    gatewayB = await backend.startGateway({ name: 'gateway-b' });
+    // Started together, as a deployment (a rollout, compose replicas) starts them: both
+    // bootstrap the same API_KEYS at once (api-key-bootstrap-race.test.ts).
+    [gatewayA, gatewayB] = await Promise.all([
+      backend.startGateway({ name: 'gateway-a' }),
+      backend.startGateway({ name: 'gateway-b' }),
+    ]);
     workers.push(
       ...(await Promise.all([
         backend.startWorker({ workerId: 'worker-1' }),
