@@ -1,6 +1,7 @@
 export { builtinTools, calculatorTool, getTimeTool, sleepTool } from './builtin-tools';
 export { evaluateArithmetic } from './evaluate-arithmetic';
 export { createLogger, type Logger, type LogLevel, LogLevelSchema } from './logger';
+export { type MetricsServer, serveWorkerMetrics } from './metrics-server';
 export {
   createRemoteToolDirectory,
   serveRemoteTool,
@@ -35,3 +36,9 @@ export {
 } from './tool-registry';
 export { unansweredToolCalls } from './turn-runner';
 export { createWorker, type Worker, type WorkerDependencies } from './worker';
+export {
+  createWorkerMetrics,
+  type ModelStepOutcome,
+  type ToolCallOutcome,
+  type WorkerMetrics,
+} from './worker-metrics';

@@ -8,8 +8,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createNatsBus } from '@chunklog/bus';
 import { createPostgresStore } from '@chunklog/store';
 import { createLogger } from './logger';
+import { serveWorkerMetrics } from './metrics-server';
 import { createWorker } from './worker';
 import { modelClientOptions, parseWorkerConfig } from './worker-config';
+import { createWorkerMetrics } from './worker-metrics';
 
 const config = (() => {
   try {
@@ -34,6 +36,7 @@ const anthropic = new Anthropic({
   // The worker owns retries (backoff honouring retry-after, mid-stream errors included).
   maxRetries: 0,
 });
+const metrics = createWorkerMetrics();
 const worker = createWorker({
   store,
   bus,
@@ -44,8 +47,18 @@ const worker = createWorker({
   maxTokens: config.MAX_TOKENS,
   model: config.MODEL,
   logger,
+  metrics,
 });
 await worker.start();
+const metricsServer =
+  config.METRICS_PORT === undefined
+    ? null
+    : await serveWorkerMetrics({
+        registry: metrics.registry,
+        host: config.METRICS_HOST,
+        port: config.METRICS_PORT,
+      });
+if (metricsServer) logger.info('metrics served', { url: `${metricsServer.url}/metrics` });
 logger.info('agent worker ready', { model: config.MODEL, leaseMs: config.LEASE_MS });
 
 let shuttingDown = false;
@@ -55,6 +68,7 @@ async function shutdown(signal: string): Promise<void> {
   logger.info('shutting down', { signal });
   try {
     await worker.stop();
+    await metricsServer?.close();
     await bus.close();
     await store.close();
     process.exit(0);

@@ -10,6 +10,7 @@ import {
   type Usage,
 } from '@chunklog/chunk-core';
 import type { TabSession } from './tab-session';
+import { type ModelStepOutcome, secondsSince, type WorkerMetrics } from './worker-metrics';
 
 /** A tool call the model made in this step; `invalidInput` when its input was not a JSON object. */
 export type StepToolCall = ToolCallData & { invalidInput?: string };
@@ -45,8 +46,9 @@ export async function streamStep(input: {
   turnId: string;
   step: number;
   newId: () => string;
+  metrics?: WorkerMetrics;
 }): Promise<StreamStepResult> {
-  const { anthropic, request, signal, session, turnId, step, newId } = input;
+  const { anthropic, request, signal, session, turnId, step, newId, metrics } = input;
   const tabId = session.tabId;
   const idsByIndex = new Map<number, string>();
   const toolCalls: StepToolCall[] = [];
@@ -110,15 +112,25 @@ export async function streamStep(input: {
     session.open = null;
   };
 
+  const startedAt = performance.now();
+  const timed = (outcome: ModelStepOutcome) =>
+    metrics?.modelStepSeconds.observe({ outcome }, secondsSince(startedAt));
+  let firstEventSeen = false;
+
   try {
     const stream = await anthropic.messages.create({ ...request, stream: true }, { signal });
     for await (const event of stream) {
+      if (!firstEventSeen) {
+        firstEventSeen = true;
+        metrics?.modelFirstEventSeconds.observe(secondsSince(startedAt));
+      }
       const result = reduceStreamEvent(state, event);
       state = result.state;
       for (const operation of result.operations) await apply(operation);
     }
     if (!state.finished) throw new StreamEndedEarlyError();
     session.open = null;
+    timed('finished');
     return { outcome: 'finished', stopReason: state.stopReason, usage: state.usage, toolCalls };
   } catch (error) {
     try {
@@ -126,7 +138,11 @@ export async function streamStep(input: {
     } catch {
       // The step already failed; the original error is the one worth reporting.
     }
-    if (signal.aborted) return { outcome: 'aborted', usage: state.usage, toolCalls };
+    if (signal.aborted) {
+      timed('aborted');
+      return { outcome: 'aborted', usage: state.usage, toolCalls };
+    }
+    timed('failed');
     return { outcome: 'failed', error, usage: state.usage, toolCalls };
   }
 }

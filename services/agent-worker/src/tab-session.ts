@@ -10,6 +10,7 @@ import {
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from './logger';
+import { secondsSince, type WorkerMetrics } from './worker-metrics';
 
 /** A chunk as the worker hands it to the store: the store adds tabId, seq and createdAt. */
 export type ChunkToAppend = ChunkBody & { id: string; turnId: string; step: number };
@@ -53,6 +54,7 @@ export class TabSession {
     private readonly store: ChunkStore,
     private readonly bus: Bus,
     private readonly logger: Logger,
+    private readonly metrics?: WorkerMetrics,
   ) {
     this.log = log;
     this.lastSeq = log.at(-1)?.seq ?? 0;
@@ -64,6 +66,7 @@ export class TabSession {
       if (this.lost) throw new LeaseLostError(this.tabId);
       const chunks: NewChunk[] = bodies.map((body) => ({ ...body, tabId: this.tabId }) as NewChunk);
       let stored: Chunk[];
+      const startedAt = performance.now();
       try {
         stored = await this.store.append(this.tabId, chunks, { expectedSeq: this.lastSeq + 1 });
       } catch (error) {
@@ -72,13 +75,20 @@ export class TabSession {
           throw new LeaseLostError(this.tabId, { cause: error });
         }
         throw error;
+      } finally {
+        // Failed appends are timed too: a slow database shows whether or not it commits.
+        this.metrics?.appendSeconds.observe(secondsSince(startedAt));
       }
+      let added = 0;
       for (const chunk of stored) {
         if (chunk.seq > this.lastSeq) {
           this.lastSeq = chunk.seq;
           this.log.push(chunk);
+          added++;
         }
       }
+      // Only new rows: an id already stored comes back from the idempotent append unchanged.
+      this.metrics?.chunksAppended.inc(added);
       // Seals go out only now, after the commit (DESIGN section 5).
       for (const chunk of stored) {
         await this.publish({ event: 'chunk-seal', data: { tabId: this.tabId, chunk } });

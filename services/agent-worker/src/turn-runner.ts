@@ -15,6 +15,7 @@ import { buildStepRequest } from './step-request';
 import { type StepToolCall, streamStep } from './stream-step';
 import { type ChunkToAppend, LeaseLostError, type TabSession } from './tab-session';
 import type { ToolRegistry } from './tool-registry';
+import { secondsSince, type ToolCallOutcome, type WorkerMetrics } from './worker-metrics';
 
 /** What a turn needs besides the tab it runs on. */
 export interface TurnDependencies {
@@ -27,6 +28,8 @@ export interface TurnDependencies {
   defaults: { model: string; maxSteps: number; maxTokens: number };
   /** Names withheld from this turn's model (the subagent's own `task`, for one). */
   excludeTools?: readonly string[];
+  /** Where model, retry and tool figures go (absent: not measured). */
+  metrics?: WorkerMetrics;
 }
 
 /** How a turn begins: with a new user message, or by resuming a turn another worker left. */
@@ -70,7 +73,7 @@ export async function runTurn(input: {
   signal: AbortSignal;
 }): Promise<TurnOutcome> {
   const { deps, session, config, turnId, start, signal } = input;
-  const { store, tools, newId, logger } = deps;
+  const { store, tools, newId, logger, metrics } = deps;
   const tabId = session.tabId;
   const maxSteps = config.maxSteps ?? deps.defaults.maxSteps;
   let usage = emptyUsage();
@@ -143,6 +146,7 @@ export async function runTurn(input: {
   const runTools = async (calls: StepToolCall[], step: number) => {
     const all = Promise.all(
       calls.map(async (call) => {
+        const startedAt = performance.now();
         const outcome =
           call.invalidInput === undefined
             ? await tools.run(call.name, call.arguments, {
@@ -155,6 +159,16 @@ export async function runTurn(input: {
                 result: `The tool input was not a JSON object: ${call.invalidInput.slice(0, 500)}`,
                 isError: true,
               };
+        if (metrics) {
+          const toolOutcome: ToolCallOutcome = signal.aborted
+            ? 'cancelled'
+            : outcome.isError
+              ? 'error'
+              : 'ok';
+          // Names come from the model: only registered ones become labels, to bound cardinality.
+          const tool = tools.has(call.name) ? call.name : 'unknown';
+          metrics.toolSeconds.observe({ tool, outcome: toolOutcome }, secondsSince(startedAt));
+        }
         // A cancelled turn answers its calls itself; a late result must not land after that.
         if (signal.aborted) return;
         await append([
@@ -236,6 +250,7 @@ export async function runTurn(input: {
           turnId,
           step,
           newId,
+          ...(metrics ? { metrics } : {}),
         });
         usage = addUsage(usage, result.usage);
         toolCalls.push(...result.toolCalls);
@@ -274,6 +289,7 @@ export async function runTurn(input: {
           await answerUnanswered('The turn ended with an error before the tool ran.');
           return await finish('error');
         }
+        metrics?.modelRetries.inc({ status: String(errorStatus(result.error) ?? 'none') });
         await sleep(delay, signal);
         if (signal.aborted) return await cancelled();
         toolCalls = [];

@@ -17,6 +17,22 @@ describe('parseWorkerConfig', () => {
     });
   });
 
+  it('serves no metrics unless METRICS_PORT is set, on loopback by default', () => {
+    const base = {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/chunklog',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      SIMULATOR_URL: 'http://127.0.0.1:4010',
+    };
+    expect(parseWorkerConfig(base).METRICS_PORT).toBeUndefined();
+    expect(parseWorkerConfig({ ...base, METRICS_PORT: '' }).METRICS_PORT).toBeUndefined();
+    expect(parseWorkerConfig({ ...base, METRICS_PORT: '9464' })).toMatchObject({
+      METRICS_PORT: 9464,
+      METRICS_HOST: '127.0.0.1',
+    });
+    expect(() => parseWorkerConfig({ ...base, METRICS_PORT: 'ninety' })).toThrow(/METRICS_PORT/);
+    expect(() => parseWorkerConfig({ ...base, METRICS_PORT: '70000' })).toThrow(/METRICS_PORT/);
+  });
+
   it('lists every problem at once', () => {
     let message = '';
     try {

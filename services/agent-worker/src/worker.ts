@@ -21,6 +21,7 @@ import { planTakeover } from './takeover';
 import { createTaskTool, type SubagentRunner } from './task-tool';
 import { createToolRegistry, type ToolDefinition } from './tool-registry';
 import { runTurn, type TurnDependencies, type TurnOutcome } from './turn-runner';
+import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics';
 
 /** Raised when a fenced append fails although this worker still holds the lease. */
 class StaleWriterError extends Error {
@@ -55,6 +56,8 @@ export interface WorkerDependencies {
   sweepMs?: number;
   /** How long stop() lets running turns finish before leaving them to a takeover. */
   stopTimeoutMs?: number;
+  /** Prometheus instruments (default: on a private registry nobody scrapes). */
+  metrics?: WorkerMetrics;
 }
 
 export interface Worker {
@@ -72,6 +75,7 @@ export interface Worker {
 export function createWorker(deps: WorkerDependencies): Worker {
   const { store, bus, logger, workerId, leaseMs } = deps;
   const ids = deps.ids ?? randomUUID;
+  const metrics = deps.metrics ?? createWorkerMetrics();
   const sweepMs = deps.sweepMs ?? Math.max(100, Math.floor(leaseMs / 4));
   const sessions = new Map<string, TabSession>();
   /** Tabs being claimed or held by this worker, from before the lease call until the run ends. */
@@ -89,6 +93,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     newId: ids,
     logger,
     retry: deps.retry ?? defaultRetryPolicy,
+    metrics,
     defaults: { model: deps.model, maxSteps: deps.maxSteps, maxTokens: deps.maxTokens ?? 4096 },
     ...(excludeTools ? { excludeTools } : {}),
   });
@@ -100,8 +105,9 @@ export function createWorker(deps: WorkerDependencies): Worker {
     body: (session: TabSession, signal: AbortSignal) => Promise<TurnOutcome | null>,
     parentSignal?: AbortSignal,
   ): Promise<TurnOutcome | null> {
-    const session = new TabSession(tabId, await store.readAll(tabId), store, bus, logger);
+    const session = new TabSession(tabId, await store.readAll(tabId), store, bus, logger, metrics);
     sessions.set(tabId, session);
+    metrics.runningTurns.inc();
     const turnAbort = new AbortController();
     const abortTurn = () => turnAbort.abort();
     session.lifetime.signal.addEventListener('abort', abortTurn, { once: true });
@@ -129,6 +135,11 @@ export function createWorker(deps: WorkerDependencies): Worker {
       const released = await store.releaseLease(tabId, { owner: workerId, usage });
       if (!released) throw new LeaseLostError(tabId);
       if (outcome) {
+        metrics.turns.inc({ reason: outcome.reason });
+        metrics.tokens.inc({ kind: 'input' }, usage.inputTokens);
+        metrics.tokens.inc({ kind: 'output' }, usage.outputTokens);
+        metrics.tokens.inc({ kind: 'cache_read' }, usage.cacheReadInputTokens);
+        metrics.tokens.inc({ kind: 'cache_write' }, usage.cacheCreationInputTokens);
         await session.publish({
           event: 'turn-done',
           data: { tabId, turnId, reason: outcome.reason, usage },
@@ -149,6 +160,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       clearInterval(renewer);
       parentSignal?.removeEventListener('abort', abortTurn);
       sessions.delete(tabId);
+      metrics.runningTurns.dec();
       await Promise.allSettled(held.map((subscription) => subscription.stop()));
     }
   }
@@ -296,6 +308,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
         return;
       }
       logger.debug('lease acquired', { tabId, turnId, takenOver: lease.takenOver });
+      if (lease.takenOver) metrics.takeovers.inc();
       const run = runLeased(tabId, lease, turnId);
       launched = true;
       running.add(run);

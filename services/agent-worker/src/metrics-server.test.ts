@@ -1,0 +1,55 @@
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MetricsServer, serveWorkerMetrics } from './metrics-server';
+import { parseExposition } from './parse-exposition';
+import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics';
+
+let metrics: WorkerMetrics;
+let server: MetricsServer;
+beforeAll(async () => {
+  metrics = createWorkerMetrics(new Registry());
+  server = await serveWorkerMetrics({ registry: metrics.registry, host: '127.0.0.1', port: 0 });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('the worker metrics server (METRICS_PORT)', () => {
+  it('serves the registry as Prometheus text on GET /metrics, current at each scrape', async () => {
+    metrics.appendSeconds.observe(0.002);
+    metrics.takeovers.inc();
+    const first = await fetch(`${server.url}/metrics`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toContain('text/plain');
+    const series = parseExposition(await first.text());
+    expect(series.get('chunklog_worker_append_seconds_count')).toBe(1);
+    expect(series.get('chunklog_worker_append_seconds_bucket{le="0.0025"}')).toBe(1);
+    expect(series.get('chunklog_worker_append_seconds_bucket{le="0.001"}')).toBe(0);
+    expect(series.get('chunklog_worker_takeovers_total')).toBe(1);
+
+    metrics.takeovers.inc();
+    const second = parseExposition(await (await fetch(`${server.url}/metrics`)).text());
+    expect(second.get('chunklog_worker_takeovers_total')).toBe(2);
+  });
+
+  it('answers /healthz, 404 for other paths and 405 for other methods', async () => {
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true });
+    expect((await fetch(`${server.url}/metrics/extra`)).status).toBe(404);
+    expect((await fetch(`${server.url}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('stops listening on close, even with a kept-alive scraper connection', async () => {
+    const own = await serveWorkerMetrics({
+      registry: metrics.registry,
+      host: '127.0.0.1',
+      port: 0,
+    });
+    expect((await fetch(`${own.url}/metrics`)).status).toBe(200);
+    const started = Date.now();
+    await own.close();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await expect(fetch(`${own.url}/metrics`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,66 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+/** A running `/metrics` endpoint. */
+export interface MetricsServer {
+  /** Base URL, e.g. `http://127.0.0.1:9464`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `GET /metrics` (Prometheus text of `registry`) and `GET /healthz` with node:http: the
+ * worker has no other HTTP surface, so a framework would be weight without purpose.
+ */
+export async function serveWorkerMetrics(options: {
+  registry: Registry;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+}): Promise<MetricsServer> {
+  const { registry } = options;
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      response.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (path === '/healthz') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (path !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    registry.metrics().then(
+      (text) => {
+        response.writeHead(200, { 'content-type': registry.contentType }).end(text);
+      },
+      (error: unknown) => {
+        response.writeHead(500, { 'content-type': 'text/plain' });
+        response.end(`Metrics collection failed: ${(error as Error).message}`);
+      },
+    );
+  });
+  // Scrapers keep connections alive; close() must not wait for them.
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
