@@ -7,6 +7,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllInOneConfig } from './all-in-one-config';
 import { type AllInOne, startAllInOne } from './start-all-in-one';
 
+/** Prometheus text exposition as `name{labels} → value`, the way a scraper reads it. */
+function parseExposition(text: string): Map<string, number> {
+  const series = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const split = line.lastIndexOf(' ');
+    series.set(line.slice(0, split), Number(line.slice(split + 1)));
+  }
+  return series;
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'chunklog-all-in-one-'));
 const config = parseAllInOneConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
 let running: AllInOne | null = null;
@@ -73,6 +84,17 @@ describe('npm start (the all-in-one process)', () => {
       before.chunks.map((_, index) => index + 1),
     );
     expect(before.chunks.some((chunk) => chunk.role === 'assistant')).toBe(true);
+
+    // The worker's figures share the gateway's /metrics: one append (at least) per chunk.
+    const metrics = await fetch(`${running.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    const series = parseExposition(await metrics.text());
+    expect(series.get('chunklog_worker_append_seconds_count')).toBeGreaterThanOrEqual(
+      before.chunks.length,
+    );
+    expect(series.get('chunklog_worker_chunks_appended_total')).toBe(before.chunks.length);
+    expect(series.get('chunklog_worker_turns_total{reason="completed"}')).toBe(1);
+    expect(series.get('chunklog_turns_total{reason="completed"}')).toBe(1);
 
     await running.close();
     running = await startAllInOne(config);

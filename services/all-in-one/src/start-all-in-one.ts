@@ -2,7 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { createWorker, createLogger as createWorkerLogger } from '@chunklog/agent-worker';
+import {
+  createWorker,
+  createLogger as createWorkerLogger,
+  createWorkerMetrics,
+} from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
@@ -58,6 +62,9 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
       maxRetries: 0,
     });
 
+    // One registry for both: the gateway's /metrics then shows the worker's figures too
+    // (append latency above all). Worker names are prefixed chunklog_worker_, so none collide.
+    const metrics = createWorkerMetrics();
     const worker = createWorker({
       store,
       bus,
@@ -67,6 +74,7 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
       maxSteps: config.MAX_STEPS,
       model: config.MODEL,
       logger: createWorkerLogger(workerLogLevel(config.LOG_LEVEL), { service: 'agent-worker' }),
+      metrics,
     });
     await worker.start();
     closers.push(() => worker.stop());
@@ -77,6 +85,7 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
       logger: { level: config.LOG_LEVEL },
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
+      metricsRegistry: metrics.registry,
     });
     closers.push(() => gateway.close());
     const address = await gateway.listen({ port: config.PORT, host: config.HOST });
