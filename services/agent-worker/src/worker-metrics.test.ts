@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { LiveEvent } from '@chunklog/chunk-core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,5 +109,48 @@ describe('worker metrics', () => {
     const delta = changes(before, after);
     expect(delta('chunklog_worker_tool_seconds_count{tool="unknown",outcome="error"}')).toBe(1);
     expect([...after.keys()].some((key) => key.includes('made_up_tool'))).toBe(false);
+  });
+
+  it('count a lease taken over from a worker that died mid-turn', async (context) => {
+    if (!harness) return context.skip();
+    const before = await scrape();
+    const tab = await harness.newTab();
+    // A worker that took the tab, wrote the user chunk and a tool call, and died: its short
+    // lease lapses and this worker's sweep takes the tab over.
+    const turnId = randomUUID();
+    const lease = await harness.store.acquireLease(tab.id, { owner: 'gone', turnId, leaseMs: 200 });
+    expect(lease.acquired).toBe(true);
+    await harness.store.append(
+      tab.id,
+      [
+        {
+          id: randomUUID(),
+          tabId: tab.id,
+          turnId,
+          step: 0,
+          role: 'user',
+          type: 'text',
+          data: { text: 'orphaned [[sim: text "back"]]' },
+        },
+        {
+          id: randomUUID(),
+          tabId: tab.id,
+          turnId,
+          step: 0,
+          role: 'assistant',
+          type: 'tool_call',
+          data: { callId: 'toolu_orphan', name: 'calculator', arguments: { expression: '1+1' } },
+        },
+      ],
+      { expectedSeq: 1 },
+    );
+    await harness.turnsDone(tab.id, 1);
+    const delta = changes(before, await scrape());
+    expect(delta('chunklog_worker_takeovers_total')).toBe(1);
+    // The repair (an error result and a system notice) is appended in one call.
+    const log = await harness.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(delta('chunklog_worker_chunks_appended_total')).toBe(log.length - 2);
+    expect((await scrape()).get('chunklog_worker_running_turns')).toBe(0);
   });
 });
