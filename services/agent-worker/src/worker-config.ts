@@ -18,8 +18,8 @@ export const WorkerConfigSchema = z.object({
   LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(15_000),
   WORKER_ID: z.string().min(1).optional(),
   LOG_LEVEL: LogLevelSchema.default('info'),
-  /** Serves GET /metrics and /healthz on this port when set; unset: no metrics server. */
-  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  /** Serves GET /metrics and /healthz on this port when set (0: any free port, logged). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   /** Loopback by default: Prometheus text is for the operator's scraper, not the internet. */
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 });
