@@ -37,8 +37,7 @@ CREATE TABLE "tabs" (
 	"active_turn_id" uuid,
 	"lease_owner" text,
 	"lease_expires_at" timestamp with time zone,
-	"last_seq" bigint DEFAULT 0 NOT NULL,
-	"chunk_count" bigint DEFAULT 0 NOT NULL,
+	"seq_floor" bigint DEFAULT 0 NOT NULL,
 	"usage_input_tokens" bigint DEFAULT 0 NOT NULL,
 	"usage_output_tokens" bigint DEFAULT 0 NOT NULL,
 	"usage_cache_read_input_tokens" bigint DEFAULT 0 NOT NULL,
@@ -56,7 +55,6 @@ CREATE TABLE "tenants" (
 );
 --> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "chunks" ADD CONSTRAINT "chunks_tab_id_tabs_id_fk" FOREIGN KEY ("tab_id") REFERENCES "public"."tabs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "inbox" ADD CONSTRAINT "inbox_tab_id_tabs_id_fk" FOREIGN KEY ("tab_id") REFERENCES "public"."tabs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "tabs" ADD CONSTRAINT "tabs_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "tabs" ADD CONSTRAINT "tabs_parent_tab_id_tabs_id_fk" FOREIGN KEY ("parent_tab_id") REFERENCES "public"."tabs"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint

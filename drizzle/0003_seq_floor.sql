@@ -1,1 +1,0 @@
-ALTER TABLE "tabs" ADD COLUMN "seq_floor" bigint DEFAULT 0 NOT NULL;
