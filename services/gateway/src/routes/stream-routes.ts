@@ -108,6 +108,9 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       if (!Number.isSafeInteger(after)) throw new InvalidInputError('bad resume point');
       reply.hijack();
       const response = reply.raw;
+      // A client that left during the lookup above fired 'close' already, and 'close' never
+      // fires twice: a relay started now would hold its subscription until shutdown.
+      if (response.destroyed) return;
       const relay = startRelay({
         tabId,
         after,
