@@ -71,6 +71,8 @@ describe.each(backends)('GET /v1/tabs/:tabId/events on $name', (backend) => {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     // A leaked stream stays counted until shutdown.
-    await waitFor(() => gateway.app.openStreamCount() === 0, 'no open stream');
+    await expect
+      .poll(() => gateway.app.openStreamCount(), { timeout: 10_000, interval: 10 })
+      .toBe(0);
   });
 });
