@@ -131,7 +131,23 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
           .finally(() => {
             settled = true;
           });
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // Wait until the append's session is seen queued on that very advisory lock (rather
+        // than sleeping): on a loaded machine a fixed sleep could end before the append even
+        // reached the server, and the test would pass without proving anything.
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const waiting = await pool.query<{ count: number }>(
+            `SELECT count(*)::int AS count FROM pg_locks
+             WHERE locktype = 'advisory' AND NOT granted AND database = (
+               SELECT oid FROM pg_database WHERE datname = current_database())
+             AND ((classid::bigint << 32) | objid::bigint) =
+               (SELECT chunklog_tab_lock_key($1::uuid))`,
+            [tab.id],
+          );
+          if (waiting.rows[0]!.count === 1) break;
+          if (Date.now() > deadline) throw new Error('the append never waited on the tab lock');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
         expect(settled).toBe(false);
         await holder.query('COMMIT');
         expect((await append)[0]!.seq).toBe(1);
