@@ -10,12 +10,14 @@ import {
   MessageCommandSchema,
   NotFoundError,
   snapshotSubject,
+  type TabConfig,
 } from '@chunklog/chunk-core';
 import type { AcquireLeaseResult, ChunkStore } from '@chunklog/store';
 import { builtinTools } from './builtin-tools';
 import type { Logger } from './logger';
 import { createRemoteToolDirectory } from './remote-tools';
 import { defaultRetryPolicy, type RetryPolicy } from './retry-policy';
+import { buildStepRequest } from './step-request';
 import { LeaseLostError, TabSession } from './tab-session';
 import { planTakeover } from './takeover';
 import { createTaskTool, type SubagentRunner } from './task-tool';
@@ -65,6 +67,14 @@ export interface Worker {
   stop(): Promise<void>;
   /** Tabs this worker holds right now. */
   runningTabs(): string[];
+  /**
+   * The request a tab's next step would send: this worker's defaults and tools (remote ones
+   * included) over the tab's settings. A gateway composed in-process serves it as `/context`.
+   */
+  nextRequest(input: {
+    config: TabConfig;
+    log: readonly Chunk[];
+  }): Anthropic.MessageCreateParamsNonStreaming;
 }
 
 /**
@@ -86,6 +96,11 @@ export function createWorker(deps: WorkerDependencies): Worker {
   let stopping = false;
 
   const registry = createToolRegistry(deps.tools ?? builtinTools());
+  const defaults = {
+    model: deps.model,
+    maxSteps: deps.maxSteps,
+    maxTokens: deps.maxTokens ?? 4096,
+  };
   const turnDependencies = (excludeTools?: string[]): TurnDependencies => ({
     store,
     anthropic: deps.anthropic,
@@ -94,7 +109,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     logger,
     retry: deps.retry ?? defaultRetryPolicy,
     metrics,
-    defaults: { model: deps.model, maxSteps: deps.maxSteps, maxTokens: deps.maxTokens ?? 4096 },
+    defaults,
     ...(excludeTools ? { excludeTools } : {}),
   });
 
@@ -378,5 +393,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       logger.info('worker stopped', { workerId });
     },
     runningTabs: () => [...sessions.keys()],
+    nextRequest: ({ config, log }) =>
+      buildStepRequest({ log, config, defaults, tools: registry.describe(config.tools) }),
   };
 }

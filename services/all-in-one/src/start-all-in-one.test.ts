@@ -19,7 +19,13 @@ function parseExposition(text: string): Map<string, number> {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'chunklog-all-in-one-'));
-const config = parseAllInOneConfig({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
+// A model other than the gateway's default, so /context shows whose settings it used.
+const config = parseAllInOneConfig({
+  DATA_DIR: dataDir,
+  PORT: '0',
+  LOG_LEVEL: 'silent',
+  MODEL: 'claude-haiku-4-5',
+});
 let running: AllInOne | null = null;
 
 afterAll(async () => {
@@ -36,25 +42,37 @@ async function json(url: string, init?: RequestInit): Promise<unknown> {
   return response.json();
 }
 
-/** Resolves with every event name seen on the tab's SSE stream until `turn-done`. */
-function eventsUntilTurnDone(url: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
+/**
+ * Opens the tab's SSE stream; resolves once it is open (live from then on) with a promise of
+ * every event name seen until `turn-done`.
+ */
+function openEvents(url: string): Promise<{ untilTurnDone: Promise<string[]> }> {
+  return new Promise((resolveOpen, rejectOpen) => {
     const source = new EventSource(url);
     const seen: string[] = [];
-    const timer = setTimeout(() => {
-      source.close();
-      reject(new Error(`no turn-done; saw ${seen.join(', ')}`));
-    }, 30_000);
-    for (const name of ['turn-start', 'chunk-open', 'chunk-delta', 'chunk-seal', 'turn-done']) {
-      source.addEventListener(name, () => {
-        seen.push(name);
-        if (name === 'turn-done') {
-          clearTimeout(timer);
-          source.close();
-          resolve(seen);
-        }
-      });
-    }
+    let opened = false;
+    const untilTurnDone = new Promise<string[]>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        source.close();
+        const error = new Error(`no turn-done; saw ${seen.join(', ')}`);
+        if (opened) reject(error);
+        else rejectOpen(error);
+      }, 30_000);
+      for (const name of ['turn-start', 'chunk-open', 'chunk-delta', 'chunk-seal', 'turn-done']) {
+        source.addEventListener(name, () => {
+          seen.push(name);
+          if (name === 'turn-done') {
+            clearTimeout(timer);
+            source.close();
+            resolve(seen);
+          }
+        });
+      }
+    });
+    source.addEventListener('open', () => {
+      opened = true;
+      resolveOpen({ untilTurnDone });
+    });
   });
 }
 
@@ -68,15 +86,24 @@ describe('npm start (the all-in-one process)', () => {
       body: JSON.stringify({ title: 'first' }),
     })) as { tab: { id: string } };
 
-    const events = eventsUntilTurnDone(`${running.url}/v1/tabs/${tab.id}/events`);
+    // Open before the message is sent: a stream that joined late would see only the seals.
+    const events = await openEvents(`${running.url}/v1/tabs/${tab.id}/events`);
     const { chunkId } = (await json(`${running.url}/v1/tabs/${tab.id}/messages`, {
       method: 'POST',
       body: JSON.stringify({ text: 'Hello there [[sim: words 12]]' }),
     })) as { chunkId: string };
-    const seen = await events;
+    const seen = await events.untilTurnDone;
+    expect(seen[0]).toBe('turn-start');
     expect(seen).toContain('chunk-seal');
     expect(seen).toContain('chunk-delta');
-    expect(seen.indexOf('turn-start')).toBeLessThan(seen.indexOf('chunk-open'));
+    expect(seen.indexOf('chunk-open')).toBeGreaterThan(0);
+
+    // /context is the worker's own next request: its model and its tools, not a guess.
+    const { request } = (await json(`${running.url}/v1/tabs/${tab.id}/context`)) as {
+      request: { model: string; tools?: { name: string }[] };
+    };
+    expect(request.model).toBe(config.MODEL);
+    expect(request.tools?.map((tool) => tool.name)).toContain('task');
 
     const before = ChunkPageSchema.parse(await json(`${running.url}/v1/tabs/${tab.id}/chunks`));
     expect(before.chunks[0]?.id).toBe(chunkId);

@@ -39,7 +39,8 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
   const store = await createPgliteStore({ dataDir });
   const closers: Array<() => Promise<void>> = [() => store.close()];
   const close = async () => {
-    for (const closer of closers.reverse()) await closer().catch(() => {});
+    // Last started, first closed; a copy, so a second close() keeps the same order.
+    for (const closer of [...closers].reverse()) await closer().catch(() => {});
   };
   try {
     await store.migrate();
@@ -86,6 +87,8 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
+      // The worker is right here: /context shows the exact request, its model and tools included.
+      contextBuilder: ({ tab, chunks }) => worker.nextRequest({ config: tab.config, log: chunks }),
     });
     closers.push(() => gateway.close());
     const address = await gateway.listen({ port: config.PORT, host: config.HOST });
