@@ -250,6 +250,20 @@ export function busContract(adapterName: string, setup: BusContractSetup): void 
         expect(crashed.message).toContain('disk on fire');
       });
 
+      it('answers with an error, not silence, when the handler returns a value that is not JSON', async () => {
+        const subject = `chunklog.test.${unique('unencodable')}`;
+        track(await bus.serve(subject, async () => ({ count: 1n })));
+        const started = Date.now();
+        const failure = (await peer
+          .request(subject, null, { timeoutMs: 5_000 })
+          .catch((e) => e)) as RemoteHandlerError;
+        expect(failure).toBeInstanceOf(RemoteHandlerError);
+        expect(failure.code).toBe('unavailable');
+        expect(failure.message).toContain('not JSON-serializable');
+        // An answer, not the request timing out.
+        expect(Date.now() - started).toBeLessThan(4_000);
+      });
+
       it('lets exactly one member of a queue group answer each request', async () => {
         const subject = `chunklog.test.${unique('group')}`;
         const calls = [0, 0, 0];

@@ -1,7 +1,7 @@
 import type { Bus, Subscription, WorkItem } from './bus';
 import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from './bus-errors';
 import { type BusLogger, consoleBusLogger } from './bus-logger';
-import { decodePayload, encodePayload } from './json-payload';
+import { decodePayload, encodePayload, encodeReply } from './json-payload';
 import { assertValidQueueName, failedItemDelayMs } from './queue-name';
 import { fromRemoteError, type RemoteError, toRemoteError } from './remote-error';
 import { assertValidSubject, subjectMatches } from './subject-matches';
@@ -320,10 +320,13 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
       assertOpen();
       assertValidSubject(subject, { wildcards: true });
       return addListener(subject, serveOptions?.queue, ({ subject: actual, body, reply }) => {
+        // Encoding is a step of its own, so a reply that cannot be encoded is answered as the
+        // handler's failure instead of escaping as an unhandled rejection.
         Promise.resolve()
           .then(() => handler(decodePayload(body), actual))
+          .then(encodeReply)
           .then(
-            (value) => reply?.({ ok: true, body: encodePayload(value) }),
+            (encoded) => reply?.({ ok: true, body: encoded }),
             (error: unknown) => reply?.({ ok: false, error: toRemoteError(error) }),
           );
       });

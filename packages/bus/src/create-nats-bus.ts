@@ -29,7 +29,7 @@ import {
 import type { Bus, Subscription, WorkItem } from './bus';
 import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from './bus-errors';
 import { type BusLogger, consoleBusLogger } from './bus-logger';
-import { decodePayload, encodePayload } from './json-payload';
+import { decodePayload, encodePayload, encodeReply } from './json-payload';
 import { assertValidQueueName, failedItemDelayMs } from './queue-name';
 import { fromRemoteError, RemoteErrorSchema, toRemoteError } from './remote-error';
 import { assertValidSubject } from './subject-matches';
@@ -386,8 +386,11 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
             }
             return handler(payload, fromWire(message.subject));
           })
+          // Encoding is a step of its own, so a reply that cannot be encoded is answered as the
+          // handler's failure instead of leaving the requester to time out.
+          .then(encodeReply)
           .then(
-            (value) => message.respond(encodePayload(value)),
+            (encoded) => message.respond(encoded),
             (failure: unknown) => respondWithError(failure),
           )
           .catch((respondError: unknown) =>

@@ -13,6 +13,19 @@ export function encodePayload(payload: unknown): string {
   }
 }
 
+/**
+ * Serializes a serving handler's return value. A value that is not JSON is the handler's bug,
+ * not the requester's input, so it fails as a plain error, which reaches the requester as
+ * `unavailable` instead of `invalid_input`.
+ */
+export function encodeReply(value: unknown): string {
+  try {
+    return encodePayload(value);
+  } catch (error) {
+    throw new Error('the handler returned a value that is not JSON-serializable', { cause: error });
+  }
+}
+
 /** Parses a received payload; an empty body (a bare NATS message) reads as null. */
 export function decodePayload(text: string): unknown {
   return text.length === 0 ? null : JSON.parse(text);
