@@ -3,13 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { serveRemoteTool } from './remote-tools';
 import { defineTool, type ToolDefinition } from './tool-registry';
+import type { Worker } from './worker';
 import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
 
 let harness: Harness | null;
+let worker: Worker | undefined;
 beforeAll(async () => {
   harness = await createHarness('nats');
-  await harness?.startWorker();
+  worker = await harness?.startWorker();
 });
+
+/** The tool names the worker would offer the model right now. */
+const offeredNow = () =>
+  (worker!.nextRequest({ config: {}, log: [] }).tools ?? []).map(
+    (tool) => (tool as { name: string }).name,
+  );
 afterAll(async () => {
   await harness?.close();
 });
@@ -41,7 +49,8 @@ describe('remote tools over NATS', () => {
     });
     try {
       const service = await serveRemoteTool(serviceBus, weatherTool);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The announcement crosses NATS: wait until the worker has taken it in.
+      await expect.poll(offeredNow, { timeout: 10_000, interval: 20 }).toContain('weather');
 
       const tab = await harness.newTab();
       await harness.send(tab.id, 'remote-call [[sim: tool weather {"city":"Oslo"}]]');
@@ -74,7 +83,7 @@ describe('remote tools over NATS', () => {
       });
 
       await service.stop();
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await expect.poll(offeredNow, { timeout: 10_000, interval: 20 }).not.toContain('weather');
       const later = await harness.newTab();
       await harness.send(later.id, 'after-withdrawal [[sim: text "ok"]]');
       await harness.turnsDone(later.id, 1);
