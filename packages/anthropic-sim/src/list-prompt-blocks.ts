@@ -41,7 +41,13 @@ export function listPromptBlocks(request: CountTokensRequest): PromptBlock[] {
   };
 
   (request.tools ?? []).forEach((tool, index) => {
-    push('tools', `tools.${index}`, tool, tool, tool.cache_control);
+    push(
+      'tools',
+      `tools.${index}`,
+      { tool, inputSchemaJson: jsonInWireOrder(tool.input_schema) },
+      tool,
+      tool.cache_control,
+    );
   });
 
   const system = request.system;
@@ -68,7 +74,9 @@ export function listPromptBlocks(request: CountTokensRequest): PromptBlock[] {
       push(
         'messages',
         path,
-        { role: message.role, block },
+        block.type === 'tool_use'
+          ? { role: message.role, block, inputJson: jsonInWireOrder(block.input) }
+          : { role: message.role, block },
         block,
         // Thinking blocks cannot carry a breakpoint; the validator rejects one that tries.
         block.type === 'thinking' || block.type === 'redacted_thinking'
@@ -78,6 +86,16 @@ export function listPromptBlocks(request: CountTokensRequest): PromptBlock[] {
     });
   });
   return blocks;
+}
+
+/**
+ * JSON in the key order the request sent. The API renders tool inputs and input schemas into the
+ * prompt as JSON, so their key order is part of the cached bytes: Anthropic's caching guide warns
+ * that unstable key order in tool_use blocks breaks caches. Hashing them only in canonical form
+ * would let a builder that reorders keys pass here and miss the real cache.
+ */
+function jsonInWireOrder(value: unknown): string {
+  return JSON.stringify(value);
 }
 
 function textBlock(text: string): ContentBlockParam {

@@ -251,6 +251,46 @@ describe('prompt caching', () => {
     const otherTools = await client.messages.create({ ...base, tools: [tool('Look up a term')] });
     expect(otherTools.usage.cache_read_input_tokens).toBe(0);
   });
+
+  it('misses from a tool_use whose input keys changed order, as the real cache does', async () => {
+    const client = await start();
+    const conversation = (input: Record<string, unknown>): Anthropic.MessageParam[] => [
+      {
+        role: 'user',
+        content: [{ text: longSystem, type: 'text', cache_control: ephemeral }],
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input }],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: 'found it' },
+          { type: 'text', text: 'Go on.', cache_control: ephemeral },
+        ],
+      },
+    ];
+    const send = (messages: Anthropic.MessageParam[]) =>
+      client.messages.create({ model, max_tokens: 64, messages });
+    const first = await send(conversation({ word: 'cache', language: 'en' }));
+    const prefix = totalInput(first.usage);
+    const firstUserTokens = estimateTokens({ type: 'text', text: longSystem });
+
+    const same = await send(conversation({ word: 'cache', language: 'en' }));
+    expect(same.usage.cache_read_input_tokens).toBe(prefix);
+    // The fields of an ordinary block may come in any order: the same prompt is rendered.
+    const reorderedFields = conversation({ word: 'cache', language: 'en' });
+    reorderedFields[0] = {
+      role: 'user',
+      content: [{ cache_control: ephemeral, type: 'text', text: longSystem }],
+    };
+    expect((await send(reorderedFields)).usage.cache_read_input_tokens).toBe(prefix);
+
+    // Tool input is rendered as sent, so the same arguments in another order are new bytes.
+    const reorderedInput = await send(conversation({ language: 'en', word: 'cache' }));
+    expect(reorderedInput.usage.cache_read_input_tokens).toBe(firstUserTokens);
+  });
 });
 
 describe('createPromptCache', () => {
