@@ -6,7 +6,6 @@ import {
   cancelSubject,
   emptyUsage,
   INTAKE_QUEUE,
-  inboxSubject,
   MessageCommandSchema,
   NotFoundError,
   snapshotSubject,
@@ -302,7 +301,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     }
   }
 
-  /** Tries to take a tab's lease and run it; when another worker holds it, nudges that one. */
+  /** Tries to take a tab's lease and run it; a tab another worker holds is left to that one. */
   async function claim(tabId: string): Promise<void> {
     // Checked and marked synchronously: the store treats a second acquire by the same owner for
     // the same turn as a renewal, so two claims racing in one worker would both "win".
@@ -318,8 +317,9 @@ export function createWorker(deps: WorkerDependencies): Worker {
       const turnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : ids();
       const lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
       if (!lease.acquired) {
-        logger.debug('tab held elsewhere; nudging its worker', { tabId });
-        await bus.publish(inboxSubject(tabId), { tabId });
+        // Nothing to hand over: the holder drains interrupts at every step and looks at the
+        // inbox again after releasing the lease, and the sweep finds idle tabs with messages.
+        logger.debug('tab held elsewhere', { tabId });
         return;
       }
       logger.debug('lease acquired', { tabId, turnId, takenOver: lease.takenOver });
