@@ -357,7 +357,8 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
       clientA.authorization,
     );
     await first.opened;
-    await clientB.sendMessage(tabId, 'keep talking [[sim: words 200]] [[sim: rate 50]]');
+    // Six seconds of answer: still running after the shutdown and the reconnect, even under load.
+    await clientB.sendMessage(tabId, 'keep talking [[sim: words 300]] [[sim: rate 50]]');
     await ledger.waitUntil(() => ledger.deltasReceived > 2, 20_000, 'the answer to stream');
     const stopping = Date.now();
     await gatewayA.process.stop('SIGTERM', 8_000);

@@ -126,9 +126,11 @@ describe.skipIf(!runnable)('a nats-server restart mid-turn', () => {
 
   it('fills the gap when the turn keeps streaming after the broker is back', async () => {
     // Tool steps seal chunks while the broker is down; the slow answer streams after it is back.
+    // The answer (200 words at 40 a second) outlasts the outage and the client's reconnect
+    // even on a loaded machine, so the turn is surely still running when the broker is back.
     const { tabId, ledger, source } = await startTurn(
       'broker crash',
-      'outage [[sim: tool sleep {"milliseconds":250}]] [[sim: steps 4]] [[sim: words 100]] [[sim: rate 40]]',
+      'outage [[sim: tool sleep {"milliseconds":250}]] [[sim: steps 4]] [[sim: words 200]] [[sim: rate 40]]',
     );
     try {
       await nats.kill();
