@@ -49,7 +49,8 @@ describe('the worker metrics server (METRICS_PORT)', () => {
     expect((await fetch(`${own.url}/metrics`)).status).toBe(200);
     const started = Date.now();
     await own.close();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Well under the 5 s keep-alive timeout it would otherwise wait for, with room for a loaded CI.
+    expect(Date.now() - started).toBeLessThan(3_000);
     await expect(fetch(`${own.url}/metrics`)).rejects.toThrow();
   });
 });
