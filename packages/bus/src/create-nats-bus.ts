@@ -159,6 +159,16 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     return error;
   }
 
+  /** Whether a failure (or one of its causes) is NATS saying nobody listens on the subject. */
+  function hasNoResponders(error: unknown): boolean {
+    for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
+      if (cause instanceof NatsNoRespondersError) return true;
+      if (cause instanceof RequestError && cause.isNoResponders()) return true;
+      cause = cause.cause;
+    }
+    return false;
+  }
+
   function isNotFound(error: unknown, code: number): boolean {
     return error instanceof JetStreamApiError && error.code === code;
   }
@@ -402,10 +412,22 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     async enqueue(queue, payload, enqueueOptions) {
       assertValidQueueName(queue);
       const body = encodePayload(payload);
-      try {
+      const publish = async () => {
         await ensureStream(queue);
         // The stream stores a msgId once per duplicate window, so a retried enqueue is harmless.
         await jetStreamClient.publish(queueSubject(queue), body, { msgID: enqueueOptions.msgId });
+      };
+      try {
+        try {
+          await publish();
+        } catch (error) {
+          if (!hasNoResponders(error)) throw error;
+          // No stream listens on the queue's subject: the server lost it (a restart without its
+          // storage). A process that only enqueues (the gateway) has no consumer loop to notice,
+          // so forget that the stream was ensured and build it again here.
+          streamsEnsured.delete(queue);
+          await publish();
+        }
       } catch (error) {
         throw unavailable(error, `enqueueing to ${queue}`);
       }

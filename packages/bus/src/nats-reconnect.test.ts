@@ -157,4 +157,33 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
     await waitUntil(() => parked.length === 1, 'the queued item survives', 10_000);
     expect(parked).toEqual(['waiting through the crash']);
   });
+
+  it('enqueues again after a restart that lost the stream, with no consumer to rebuild it', async () => {
+    // A gateway enqueues but never consumes: nothing in its process would notice the lost
+    // stream, so enqueue itself has to build it again.
+    const gateway = await createNatsBus({
+      servers: `nats://127.0.0.1:${server.port}`,
+      name: 'chunklog-reconnect-gateway',
+      reconnectWaitMs: 200,
+      logger: quietLogger,
+    });
+    try {
+      await gateway.enqueue('intake-lost', 'before the loss', { msgId: 'lost-1' });
+      await server.kill();
+      await rm(storeDirectory, { recursive: true, force: true });
+      await server.start();
+      await waitForReady(gateway, true, 10_000);
+
+      await gateway.enqueue('intake-lost', 'after the loss', { msgId: 'lost-2' });
+      const received: unknown[] = [];
+      await bus.consume('intake-lost', async (item) => {
+        received.push(item.data);
+        await item.ack();
+      });
+      await waitUntil(() => received.length === 1, 'the item enqueued after the loss', 15_000);
+      expect(received).toEqual(['after the loss']);
+    } finally {
+      await gateway.close();
+    }
+  });
 });
