@@ -343,7 +343,9 @@ describe.each(backends)('gateway streams on $name', (backend) => {
         .map((event, index) => event.receivedAt - publishedAt[index]!)
         .sort((a, b) => a - b);
       const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
-      expect(p99).toBeLessThan(250);
+      // A relay that waited on the stuck client would stall the fast one for seconds (until the
+      // cut-off) or for good; a bound of one second tells that apart from a loaded CI machine.
+      expect(p99).toBeLessThan(1_000);
       const cutOff = await slowGateway.app.gatewayMetrics.streamsCutOff.get();
       expect(cutOff.values.find((value) => value.labels.reason === 'slow_client')?.value).toBe(1);
       expect(slowGateway.app.openStreamCount()).toBe(1);
