@@ -93,7 +93,9 @@ describe('takeover after a worker dies', () => {
       10_000,
     );
     const takeoverDelay = Date.now() - killedAt;
-    expect(takeoverDelay).toBeLessThan(leaseMs + 1000);
+    // Lease expiry plus a sweep (200 ms) and the survivor's start-up; the margin is for a
+    // loaded CI machine, and still far below anything but a lease-driven takeover.
+    expect(takeoverDelay).toBeLessThan(leaseMs + 3_000);
     expect(takeover.event === 'chunk-seal' && takeover.data.chunk.data).toMatchObject({
       kind: 'takeover',
     });
