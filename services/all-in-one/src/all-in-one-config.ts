@@ -22,7 +22,11 @@ export type AllInOneConfig = z.infer<typeof AllInOneConfigSchema>;
 
 /** Parses the environment; throws one readable error listing every problem. */
 export function parseAllInOneConfig(environment: NodeJS.ProcessEnv): AllInOneConfig {
-  const parsed = AllInOneConfigSchema.safeParse(environment);
+  // Values set but empty (`ANTHROPIC_API_KEY= npm start`) count as unset, as in the services.
+  const present = Object.fromEntries(
+    Object.entries(environment).filter(([, value]) => value !== ''),
+  );
+  const parsed = AllInOneConfigSchema.safeParse(present);
   if (!parsed.success) {
     throw new Error(`Invalid configuration:\n${z.prettifyError(parsed.error)}`);
   }

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { isLoopbackHost, parseAllInOneConfig } from './all-in-one-config';
+
+describe('parseAllInOneConfig', () => {
+  it('starts on defaults with no configuration', () => {
+    expect(parseAllInOneConfig({})).toMatchObject({
+      PORT: 8787,
+      HOST: '127.0.0.1',
+      DATA_DIR: '.data',
+      MODEL: 'claude-sonnet-4-6',
+      MAX_STEPS: 25,
+    });
+  });
+
+  it('treats values set but empty as unset', () => {
+    const config = parseAllInOneConfig({ ANTHROPIC_API_KEY: '', API_KEYS: '', PORT: '' });
+    expect(config.ANTHROPIC_API_KEY).toBeUndefined();
+    expect(config.API_KEYS).toBeUndefined();
+    expect(config.PORT).toBe(8787);
+  });
+
+  it('names every bad value in one error', () => {
+    expect(() => parseAllInOneConfig({ PORT: 'many', MAX_STEPS: '0' })).toThrow(
+      /PORT[\s\S]*MAX_STEPS|MAX_STEPS[\s\S]*PORT/,
+    );
+  });
+});
+
+describe('isLoopbackHost', () => {
+  it('accepts loopback names and addresses only', () => {
+    expect(['127.0.0.1', '127.1.2.3', 'localhost', '::1'].map(isLoopbackHost)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['0.0.0.0', '192.168.1.5', '::', 'example.com'].map(isLoopbackHost)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+});
