@@ -485,4 +485,35 @@ describe('createSimulator', () => {
     await small.close();
     await expect(fetch(`${small.url}/v1/messages`, { method: 'POST' })).rejects.toThrow();
   });
+
+  it('keeps request bodies within a byte budget, always keeping the latest request', async () => {
+    const budgeted = await createSimulator({ logger: () => {}, requestHistoryBytes: 10_000 });
+    try {
+      const budgetedClient = new Anthropic({ baseURL: budgeted.url, apiKey: 'test' });
+      const send = (label: string, size: number) =>
+        budgetedClient.messages.countTokens({
+          model,
+          messages: [{ role: 'user', content: `${label} ${'x'.repeat(size)}` }],
+        });
+      const labels = () =>
+        budgeted.requests.map((request) => JSON.stringify(request.body).slice(0, 80));
+      await send('first', 4_000);
+      await send('second', 4_000);
+      expect(labels()).toEqual([
+        expect.stringContaining('first'),
+        expect.stringContaining('second'),
+      ]);
+      // Three bodies of 4 kB exceed 10 kB: the oldest goes.
+      await send('third', 4_000);
+      expect(labels()).toEqual([
+        expect.stringContaining('second'),
+        expect.stringContaining('third'),
+      ]);
+      // A body larger than the whole budget is still kept, alone.
+      await send('huge', 20_000);
+      expect(labels()).toEqual([expect.stringContaining('huge')]);
+    } finally {
+      await budgeted.close();
+    }
+  });
 });

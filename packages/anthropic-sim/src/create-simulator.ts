@@ -34,6 +34,13 @@ export interface SimulatorOptions {
   thinkingSecret?: string;
   /** How many requests `requests` keeps, oldest dropped first. Default 1000. */
   requestHistoryLimit?: number;
+  /**
+   * How many bytes of request bodies `requests` keeps, oldest dropped first (the latest request
+   * is always kept). Default 64 MiB. An agent's requests grow with its conversation, so a count
+   * alone would let a long session (the all-in-one mode runs the simulator for the app's life)
+   * hold a thousand ever larger bodies.
+   */
+  requestHistoryBytes?: number;
   /** Receives one line per request. Default `console.log`; pass `() => {}` to silence. */
   logger?: (line: string) => void;
 }
@@ -58,7 +65,7 @@ export interface Simulator {
   /** Base URL to give the SDK as `baseURL`, e.g. `http://127.0.0.1:43121`. */
   url: string;
   port: number;
-  /** The latest requests received (up to `requestHistoryLimit`), oldest first. */
+  /** The latest requests received (within `requestHistoryLimit` and `requestHistoryBytes`), oldest first. */
   requests: SimulatorRequest[];
   clock: Clock;
   cache: PromptCache;
@@ -98,6 +105,32 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   });
   const failureCounts = new Map<string, number>();
   const requests: SimulatorRequest[] = [];
+  const historyLimit = options.requestHistoryLimit ?? 1000;
+  const historyBytesLimit = options.requestHistoryBytes ?? 64 * 1024 * 1024;
+  /** Body sizes of the records `requests` holds, in the same order. */
+  const heldBodyBytes = new Map<SimulatorRequest, number>();
+  let retainedBodyBytes = 0;
+
+  function trimHistory(): void {
+    while (
+      requests.length > historyLimit ||
+      (retainedBodyBytes > historyBytesLimit && requests.length > 1)
+    ) {
+      const dropped = requests.shift();
+      if (dropped === undefined) return;
+      retainedBodyBytes -= heldBodyBytes.get(dropped) ?? 0;
+      heldBodyBytes.delete(dropped);
+    }
+  }
+
+  /** Counts a record's body against the byte budget, unless the record was already dropped. */
+  function holdBody(record: SimulatorRequest, bytes: number): void {
+    const previous = heldBodyBytes.get(record);
+    if (previous === undefined) return;
+    heldBodyBytes.set(record, bytes);
+    retainedBodyBytes += bytes - previous;
+    trimHistory();
+  }
 
   const server = createServer((request, response) => {
     const started = performance.now();
@@ -112,7 +145,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       receivedAt: clock.now(),
     };
     requests.push(record);
-    if (requests.length > (options.requestHistoryLimit ?? 1000)) requests.shift();
+    heldBodyBytes.set(record, 0);
+    trimHistory();
     const aborted = new AbortController();
     response.on('close', () => aborted.abort());
     handle(request, response, record, aborted.signal)
@@ -153,6 +187,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     }
     const text = await readBody(request);
     record.body = text;
+    holdBody(record, Buffer.byteLength(text));
     const version = request.headers['anthropic-version'];
     if (version === undefined) {
       throw new ApiFailure(400, 'invalid_request_error', 'anthropic-version: header is required');
