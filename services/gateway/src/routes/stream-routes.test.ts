@@ -39,7 +39,11 @@ describe.each(backends)('GET /v1/tabs/:tabId/events on $name', (backend) => {
         };
       },
     });
-    gateway = await startGateway(backend, { store }, { ...base, store });
+    gateway = await startGateway(
+      backend,
+      { store, limits: { reconcileMs: 50 } },
+      { ...base, store },
+    );
   });
   afterAll(async () => {
     await gateway?.app.close();
@@ -71,6 +75,36 @@ describe.each(backends)('GET /v1/tabs/:tabId/events on $name', (backend) => {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     // A leaked stream stays counted until shutdown.
+    await expect
+      .poll(() => gateway.app.openStreamCount(), { timeout: 10_000, interval: 10 })
+      .toBe(0);
+  });
+
+  it('ends the stream of a tab deleted while it streams, with the resume point', async () => {
+    const tabId = await gateway.createTab();
+    let deletion: Promise<unknown> | null = null;
+    const text = new Promise<string>((resolve, reject) => {
+      http
+        .get(
+          `${gateway.baseUrl}/v1/tabs/${tabId}/events`,
+          { headers: { authorization: `Bearer ${gateway.tenantA.key}` } },
+          (response) => {
+            let received = '';
+            response.setEncoding('utf8');
+            response.on('data', (part) => {
+              received += part;
+              // The first write (the retry hint) means the stream is live: now delete its tab.
+              deletion ??= gateway.request('DELETE', `/v1/tabs/${tabId}`);
+            });
+            response.on('end', () => resolve(received));
+          },
+        )
+        .on('error', reject);
+    });
+    expect(await text).toMatch(
+      /event: stream-end\ndata: \{"reason":"tab_deleted","after":0\}\n\n$/,
+    );
+    expect(await deletion).toMatchObject({ status: 204 });
     await expect
       .poll(() => gateway.app.openStreamCount(), { timeout: 10_000, interval: 10 })
       .toBe(0);

@@ -1,7 +1,10 @@
 import type { LiveEvent } from '@chunklog/chunk-core';
 
-/** Why the gateway ended a stream; sent in the final `stream-end` event. */
-export type StreamEndReason = 'slow_client' | 'shutdown' | 'error';
+/**
+ * Why the gateway ended a stream; sent in the final `stream-end` event. `tab_deleted`: the
+ * tab is gone, so a reconnect would get 404.
+ */
+export type StreamEndReason = 'slow_client' | 'shutdown' | 'error' | 'tab_deleted';
 
 /** The last event of a stream the gateway ends: reconnect with `after` (or Last-Event-ID). */
 export interface StreamEnd {

@@ -1,5 +1,10 @@
 import type { Bus, Subscription } from '@chunklog/bus';
-import { type LiveEvent, LiveEventSchema, tabEventsSubject } from '@chunklog/chunk-core';
+import {
+  type LiveEvent,
+  LiveEventSchema,
+  NotFoundError,
+  tabEventsSubject,
+} from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { FastifyBaseLogger } from 'fastify';
 
@@ -15,6 +20,8 @@ export interface HubListener {
   event(event: HubEvent): void;
   /** The store holds seals up to `seq` that never arrived live (lost while the bus was down). */
   storeAhead(seq: number): void;
+  /** The tab was deleted: nothing more will come. */
+  tabDeleted(): void;
 }
 
 interface TabEntry {
@@ -90,7 +97,8 @@ export class TabEventHub {
   /**
    * Compares each streamed tab's stored tail with the seals seen live. A tail that stays ahead
    * for a whole interval means events were lost (NATS restarted mid-turn, say) and no later
-   * seal arrived to reveal the gap: the streams then catch up from the store. Costs one store
+   * seal arrived to reveal the gap: the streams then catch up from the store. Streams of a
+   * tab deleted meanwhile are ended. Costs one store
    * read per streamed tab per interval, whatever the number of clients.
    */
   async reconcile(store: ChunkStore): Promise<void> {
@@ -99,6 +107,12 @@ export class TabEventHub {
       try {
         lastSeq = (await store.getTab(tabId)).lastSeq;
       } catch (error) {
+        if (error instanceof NotFoundError) {
+          // Streams of a deleted tab would otherwise stay open (and heartbeat) for as long as
+          // their clients please, waiting for events that can never come.
+          for (const listener of [...entry.listeners]) listener.tabDeleted();
+          continue;
+        }
         this.logger.debug({ err: error, tabId }, 'reconcile skipped a tab');
         continue;
       }

@@ -70,6 +70,7 @@ export class TabStreamRelay {
         storeAhead: (seq) => {
           if (seq > this.lastSeq) this.receive({ storeAhead: seq });
         },
+        tabDeleted: () => this.end('tab_deleted'),
       });
       if (this.ended) return this.leave();
       this.options.sink.begin();
