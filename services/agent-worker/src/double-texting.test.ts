@@ -34,11 +34,7 @@ function eventSeen(tabId: string, match: (event: LiveEvent) => boolean, timeoutM
 const sealOf = (type: Chunk['type']) => (event: LiveEvent) =>
   event.event === 'chunk-seal' && event.data.chunk.type === type;
 
-function requestsMentioning(text: string) {
-  return harness!.simulator.requests.filter((request) =>
-    JSON.stringify(request.body).includes(text),
-  );
-}
+const requestsMentioning = (text: string) => harness!.requestsMentioning(text);
 
 describe('double texting', () => {
   it('lands an interrupt after the running step’s tool results, and the next step sees it', async (context) => {

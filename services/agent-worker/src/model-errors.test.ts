@@ -13,11 +13,7 @@ afterAll(async () => {
   await harness?.close();
 });
 
-function requestsMentioning(text: string) {
-  return harness!.simulator.requests.filter((request) =>
-    JSON.stringify(request.body).includes(text),
-  );
-}
+const requestsMentioning = (text: string) => harness!.requestsMentioning(text);
 
 describe('model errors', () => {
   it('retries a 529 and completes the turn', async (context) => {

@@ -24,11 +24,7 @@ afterAll(async () => {
 
 type SentRequest = { tools?: { name: string; input_schema: unknown }[] };
 
-function requestsMentioning(text: string) {
-  return harness!.simulator.requests.filter((request) =>
-    JSON.stringify(request.body).includes(text),
-  );
-}
+const requestsMentioning = (text: string) => harness!.requestsMentioning(text);
 
 const weatherTool = defineTool({
   name: 'weather',

@@ -44,6 +44,8 @@ export interface Harness {
   /** What the gateway does on POST /messages: a durable intake item with msgId = chunkId. */
   send(tabId: string, text: string, mode?: MessageCommand['mode']): Promise<string>;
   startWorker(overrides?: Partial<WorkerDependencies>): Promise<Worker>;
+  /** The simulator's requests whose body contains `text` (a marker in the turn's message). */
+  requestsMentioning(text: string): Simulator['requests'];
   /** Resolves once the tab has `count` turn-done events. */
   turnsDone(tabId: string, count: number, timeoutMs?: number): Promise<LiveEvent[]>;
   close(): Promise<void>;
@@ -125,6 +127,8 @@ export async function createHarness(bus: 'nats' | 'memory' = 'nats'): Promise<Ha
       workers.push(worker);
       return worker;
     },
+    requestsMentioning: (text) =>
+      simulator.requests.filter((request) => JSON.stringify(request.body).includes(text)),
     turnsDone(tabId, count, timeoutMs = 20_000) {
       const done = () => (events.get(tabId) ?? []).filter((event) => event.event === 'turn-done');
       return new Promise((resolve, reject) => {
