@@ -123,7 +123,9 @@ BEGIN
       INTO id, v_tab_id, seq, turn_id, step, role, type, data, v_created_at
       FROM chunks c
       WHERE c.id = (v_chunk ->> 'id')::uuid;
-      IF v_tab_id <> p_tab_id THEN
+      -- Not found: the clashing row was in another tab, whose clear or delete (under that
+      -- tab's lock, not ours) removed it in between. Either way the id is not this tab's.
+      IF NOT FOUND OR v_tab_id <> p_tab_id THEN
         RAISE EXCEPTION 'chunk % is already stored in another tab', v_chunk ->> 'id'
           USING ERRCODE = 'CL409';
       END IF;
