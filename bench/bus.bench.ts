@@ -8,13 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { createNatsBus, natsLatency } from '@chunklog/bus';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { percentile } from './percentile';
 
 const servers = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-
-function percentile(sorted: number[], fraction: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
 
 async function workQueueLatency(samples: number): Promise<number[]> {
   const prefix = `bench${randomUUID().replaceAll('-', '').slice(0, 8)}`;

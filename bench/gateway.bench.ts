@@ -20,6 +20,7 @@ import { createNatsBus, natsLatency } from '@chunklog/bus';
 import { type Chunk, liveEventSubject } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import { createTestDatabase, testNatsUrl, testPostgresUrl, testSubjectPrefix } from '../test/infra';
+import { percentile } from './percentile';
 
 const LATENCY_SAMPLES = 500;
 const FANOUT_CLIENTS = 1_000;
@@ -28,10 +29,6 @@ const IDLE_CLIENTS = 5_000;
 const KEY = 'bench-key-0123456789';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function percentile(sorted: number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
-}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
 import { createTestDatabase } from '../test/infra';
+import { percentile } from './percentile';
 
 const adminUrl =
   process.env.BENCH_DATABASE_URL ??
@@ -28,11 +29,6 @@ const tabCount = 1_000;
 const depth = 1_000_000;
 const pageSamples = 2_000;
 const payload = { text: 'x'.repeat(200) };
-
-function percentile(sorted: number[], fraction: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
 
 /** Runs `operation` on `connections` loops for a fixed time; returns operations per second. */
 async function rate(connections: number, operation: () => Promise<unknown>): Promise<number> {
