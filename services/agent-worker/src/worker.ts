@@ -6,6 +6,7 @@ import {
   cancelSubject,
   emptyUsage,
   INTAKE_QUEUE,
+  InvalidInputError,
   MessageCommandSchema,
   NotFoundError,
   snapshotSubject,
@@ -347,7 +348,9 @@ export function createWorker(deps: WorkerDependencies): Worker {
       // Idempotent by chunkId: a redelivered message finds itself stored and changes nothing.
       await store.inboxPut({ tabId, chunkId, text, mode });
     } catch (error) {
-      if (error instanceof NotFoundError || item.deliveryCount >= 10) {
+      // A deleted tab or a message the store can never hold will not get better by waiting.
+      const permanent = error instanceof NotFoundError || error instanceof InvalidInputError;
+      if (permanent || item.deliveryCount >= 10) {
         logger.warn('intake message dropped', { tabId, chunkId, error });
         await item.ack();
         return;

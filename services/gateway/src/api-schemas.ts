@@ -36,7 +36,12 @@ export const TabListResponseSchema = z.object({
 export function createMessageBodySchema(maxTextLength: number) {
   return z
     .object({
-      text: z.string().min(1).max(maxTextLength),
+      text: z
+        .string()
+        .min(1)
+        .max(maxTextLength)
+        // Postgres text cannot hold NUL: accepted, such a message could never be stored.
+        .refine((text) => !text.includes('\u0000'), 'text must not contain NUL (\\u0000)'),
       mode: MessageModeSchema.default('interrupt'),
     })
     .strict();
