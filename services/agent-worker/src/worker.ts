@@ -120,15 +120,24 @@ export function createWorker(deps: WorkerDependencies): Worker {
     body: (session: TabSession, signal: AbortSignal) => Promise<TurnOutcome | null>,
     parentSignal?: AbortSignal,
   ): Promise<TurnOutcome | null> {
-    const session = new TabSession(tabId, await store.readAll(tabId), store, bus, logger, metrics);
-    sessions.set(tabId, session);
-    metrics.runningTurns.inc();
     const turnAbort = new AbortController();
     const abortTurn = () => turnAbort.abort();
+    // Listening before the log is read: the tab shows as running from the lease on, and a
+    // cancel sent then must not fall in the gap while a long log loads.
+    const held: Subscription[] = [await bus.subscribe(cancelSubject(tabId), abortTurn)];
+    let log: Chunk[];
+    try {
+      log = await store.readAll(tabId);
+    } catch (error) {
+      await Promise.allSettled(held.map((subscription) => subscription.stop()));
+      throw error;
+    }
+    const session = new TabSession(tabId, log, store, bus, logger, metrics);
+    sessions.set(tabId, session);
+    metrics.runningTurns.inc();
     session.lifetime.signal.addEventListener('abort', abortTurn, { once: true });
     parentSignal?.addEventListener('abort', abortTurn, { once: true });
     if (parentSignal?.aborted) abortTurn();
-    const held: Subscription[] = [];
     const renewer = setInterval(
       () => {
         store.renewLease(tabId, { owner: workerId, leaseMs }).then(
@@ -141,7 +150,6 @@ export function createWorker(deps: WorkerDependencies): Worker {
       Math.max(50, Math.floor(leaseMs / 3)),
     );
     try {
-      held.push(await bus.subscribe(cancelSubject(tabId), abortTurn));
       held.push(await bus.serve(snapshotSubject(tabId), async () => session.snapshot()));
       const outcome = await body(session, turnAbort.signal);
       clearInterval(renewer);
