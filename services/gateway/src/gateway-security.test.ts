@@ -227,9 +227,11 @@ describe.each(backends)('gateway security on $name', (backend) => {
     });
     const closing = await startGateway(backend, { store: slow }, gateway.backend);
     const inFlight = closing.request('GET', '/v1/tabs');
-    for (let attempt = 0; attempt < 100 && !release; attempt++) {
+    // Up to 10 s for the request to reach the store: a loaded machine may take more than 1 s.
+    for (let attempt = 0; attempt < 1_000 && !release; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    expect(release, 'the request reached the store').toBeDefined();
     let closed = false;
     const closeDone = closing.app.close().then(() => {
       closed = true;
