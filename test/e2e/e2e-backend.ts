@@ -86,27 +86,35 @@ export async function createE2eBackend(input: {
     store,
     tenants,
     async startGateway(options = {}) {
-      const port = await freePort();
       const natsUrl = options.natsUrl ?? input.natsUrl;
       natsUrls.add(natsUrl);
-      const gateway = startServiceProcess({
-        name: options.name ?? 'gateway',
-        entry: GATEWAY_MAIN,
-        environment: {
-          DATABASE_URL: database.url,
-          NATS_URL: natsUrl,
-          NATS_SUBJECT_PREFIX: subjectPrefix,
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          API_KEYS: `${tenants.alpha.name}:${tenants.alpha.key},${tenants.beta.name}:${tenants.beta.key}`,
-          STREAM_TICKET_SECRET: TICKET_SECRET,
-          LOG_LEVEL: 'warn',
-        },
-      });
-      processes.push(gateway);
-      const baseUrl = `http://127.0.0.1:${port}`;
-      await waitUntilReady(gateway, baseUrl);
-      return { process: gateway, baseUrl };
+      for (let attempt = 1; ; attempt++) {
+        const port = await freePort();
+        const gateway = startServiceProcess({
+          name: options.name ?? 'gateway',
+          entry: GATEWAY_MAIN,
+          environment: {
+            DATABASE_URL: database.url,
+            NATS_URL: natsUrl,
+            NATS_SUBJECT_PREFIX: subjectPrefix,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            API_KEYS: `${tenants.alpha.name}:${tenants.alpha.key},${tenants.beta.name}:${tenants.beta.key}`,
+            STREAM_TICKET_SECRET: TICKET_SECRET,
+            LOG_LEVEL: 'warn',
+          },
+        });
+        processes.push(gateway);
+        const baseUrl = `http://127.0.0.1:${port}`;
+        try {
+          await waitUntilReady(gateway, baseUrl);
+          return { process: gateway, baseUrl };
+        } catch (error) {
+          // The port was free when picked; another process may have bound it since.
+          const portTaken = !gateway.running() && gateway.output().includes('EADDRINUSE');
+          if (!portTaken || attempt >= 3) throw error;
+        }
+      }
     },
     async startWorker(options) {
       const natsUrl = options.natsUrl ?? input.natsUrl;
