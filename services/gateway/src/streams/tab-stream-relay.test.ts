@@ -255,6 +255,48 @@ describe('TabStreamRelay', () => {
   });
 });
 
+describe('TabStreamRelay when no worker answers snapshots', () => {
+  it('asks once per unplaceable block, drops its later deltas, and delivers its text with the seal', async () => {
+    const tabId = randomUUID();
+    const world = createWorld(tabId);
+    let snapshotRequests = 0;
+    const silentBus = {
+      async request(): Promise<never> {
+        snapshotRequests += 1;
+        throw new Error('no responders');
+      },
+    } as unknown as Bus;
+    const relay = new TabStreamRelay({
+      tabId,
+      after: 0,
+      store: world.store,
+      bus: silentBus,
+      hub: world.hub,
+      sink: world.sink,
+      logger: silent,
+      maxQueuedEvents: 10_000,
+      maxBufferedBytes: 1_000_000,
+      snapshotTimeoutMs: 100,
+    });
+    await relay.start();
+    const requestsAtStart = snapshotRequests;
+    // The block's chunk-open is lost, so none of its eight deltas can be placed.
+    let fate = 0;
+    await world.play({ kind: 'block', deltas: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] }, () => ({
+      lost: fate++ === 0,
+      duplicated: false,
+      settle: true,
+    }));
+    await settle();
+
+    expect(snapshotRequests - requestsAtStart).toBe(1);
+    expect(world.received.map((event) => event.event)).toEqual(['chunk-seal']);
+    const sealed = world.received[0]?.data as { chunk: Chunk };
+    expect(sealed.chunk.data).toEqual({ text: 'abcdefgh' });
+    relay.close();
+  });
+});
+
 /**
  * Deltas lost at a block's end (after the last one received) cannot be recovered once the block
  * is sealed (no snapshot of a sealed block): the seal then carries the text. What was streamed

@@ -42,6 +42,12 @@ export class TabStreamRelay {
   /** The block this stream has opened and how many of its characters it has sent. */
   private open: { id: string; sentLength: number } | null = null;
   private readonly sealedIds = new Set<string>();
+  /**
+   * Blocks whose deltas could not be placed and whose snapshot did not come back: their later
+   * deltas are dropped (their seal, from the bus or the store, carries the whole text) rather
+   * than each waiting out another snapshot request and stalling the stream.
+   */
+  private readonly unplaceableIds = new Set<string>();
   /** Live events, and catch-up requests from the hub's reconcile, in arrival order. */
   private readonly queue: (HubEvent | { storeAhead: number })[] = [];
   /** The transport has been started (SSE headers sent): heartbeats may go out. */
@@ -164,7 +170,7 @@ export class TabStreamRelay {
       }
       case 'chunk-delta': {
         const { id, offset, text } = live.data;
-        if (this.sealedIds.has(id)) return undefined;
+        if (this.sealedIds.has(id) || this.unplaceableIds.has(id)) return undefined;
         if (this.open?.id !== id || offset > this.open.sentLength) {
           // A delta we cannot place (its open or an earlier delta never reached us): the
           // worker's snapshot has the characters in between.
@@ -214,6 +220,7 @@ export class TabStreamRelay {
       if (oldest !== undefined) this.sealedIds.delete(oldest);
     }
     if (this.open?.id === chunk.id) this.open = null;
+    this.unplaceableIds.delete(chunk.id);
   }
 
   /** Sends every stored chunk with lastSeq < seq <= untilSeq, in order. */
@@ -247,7 +254,10 @@ export class TabStreamRelay {
   private async resync(id: string): Promise<void> {
     const snapshot = await this.requestSnapshot();
     const open = snapshot?.open;
-    if (!open || open.id !== id || this.ended || this.sealedIds.has(id)) return;
+    if (!open || open.id !== id || this.ended || this.sealedIds.has(id)) {
+      if (!this.sealedIds.has(id)) this.unplaceableIds.add(id);
+      return;
+    }
     if (this.open?.id === id) {
       // Characters were missed mid-block: send just the ones this stream has not sent.
       if (open.text.length > this.open.sentLength) {
