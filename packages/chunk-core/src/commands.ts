@@ -24,11 +24,6 @@ export function cancelSubject(tabId: string): string {
 }
 export const CancelCommandSchema = z.object({ tabId: z.uuid() });
 
-/** Published when a message lands in a running tab's inbox, so its worker picks it up promptly. */
-export function inboxSubject(tabId: string): string {
-  return `chunklog.tab.${tabId}.cmd.inbox`;
-}
-
 /** Request/reply answered by the worker running the tab: the open block, for mid-block resume. */
 export function snapshotSubject(tabId: string): string {
   return `chunklog.tab.${tabId}.snapshot`;
