@@ -8,5 +8,6 @@ export * from './events';
 export * from './message-fold';
 export * from './reduce-stream';
 export * from './tab';
+export * from './tab-request-options';
 export * from './validate-request';
 export * from './wire-types';

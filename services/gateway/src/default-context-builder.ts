@@ -1,11 +1,8 @@
-import { buildRequest } from '@chunklog/chunk-core';
+import { buildRequest, type TabRequestDefaults, tabRequestOptions } from '@chunklog/chunk-core';
 import type { ContextBuilder } from './gateway-context';
 
 /** The worker's defaults (MODEL, MAX_TOKENS) when a tab's config leaves them unset. */
-export interface ContextDefaults {
-  model: string;
-  maxTokens: number;
-}
+export type ContextDefaults = TabRequestDefaults;
 
 export const defaultContextDefaults: ContextDefaults = {
   model: 'claude-sonnet-4-6',
@@ -20,18 +17,5 @@ export const defaultContextDefaults: ContextDefaults = {
 export function createDefaultContextBuilder(
   defaults: ContextDefaults = defaultContextDefaults,
 ): ContextBuilder {
-  return ({ tab, chunks }) => {
-    const { config } = tab;
-    const maxTokens = config.maxTokens ?? defaults.maxTokens;
-    return buildRequest({
-      chunks,
-      model: config.model ?? defaults.model,
-      // Mirrors the worker: max_tokens must stay above the thinking budget.
-      maxTokens: config.thinking
-        ? Math.max(maxTokens, config.thinking.budgetTokens + 1024)
-        : maxTokens,
-      ...(config.system ? { system: config.system } : {}),
-      ...(config.thinking ? { thinking: config.thinking } : {}),
-    });
-  };
+  return ({ tab, chunks }) => buildRequest({ chunks, ...tabRequestOptions(tab.config, defaults) });
 }
