@@ -175,6 +175,8 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
       await waitForReady(gateway, true, 10_000);
 
       await gateway.enqueue('intake-lost', 'after the loss', { msgId: 'lost-2' });
+      // The consuming side reconnects on its own schedule; starting a consumer needs it back.
+      await waitForReady(bus, true, 10_000);
       const received: unknown[] = [];
       await bus.consume('intake-lost', async (item) => {
         received.push(item.data);
