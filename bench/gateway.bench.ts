@@ -14,12 +14,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createNatsBus, natsLatency } from '@chunklog/bus';
 import { type Chunk, liveEventSubject } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
-import { createTestDatabase, testNatsUrl, testPostgresUrl, testSubjectPrefix } from '../test/infra';
+import {
+  createTestDatabase,
+  freePort,
+  testNatsUrl,
+  testPostgresUrl,
+  testSubjectPrefix,
+} from '../test/infra';
 import { percentile } from './percentile';
 
 const LATENCY_SAMPLES = 500;
@@ -29,15 +34,6 @@ const IDLE_CLIENTS = 5_000;
 const KEY = 'bench-key-0123456789';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

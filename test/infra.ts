@@ -85,3 +85,19 @@ export async function createTestDatabase(adminUrl: string): Promise<TestDatabase
 export function testSubjectPrefix(): string {
   return `t${randomUUID().replaceAll('-', '').slice(0, 12)}`;
 }
+
+/** A TCP port nothing listens on right now (the caller must still cope with losing a race for it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null
+          ? resolve(address.port)
+          : reject(new Error('no free port')),
+      );
+    });
+  });
+}

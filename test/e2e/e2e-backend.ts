@@ -5,13 +5,12 @@
  * entry points as child processes.
  */
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import type { ChunkStore } from '@chunklog/store';
 import { createPostgresStore } from '@chunklog/store';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { createTestDatabase, testSubjectPrefix } from '../infra';
+import { createTestDatabase, freePort, testSubjectPrefix } from '../infra';
 import { type ServiceProcess, startServiceProcess, waitUntilReady } from './service-process';
 
 const GATEWAY_MAIN = 'services/gateway/src/main.ts';
@@ -44,21 +43,6 @@ export interface E2eBackend {
   processOutputs(): string;
   /** Stops every process still running (SIGKILL after a short grace), then drops everything. */
   close(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no free port')),
-      );
-    });
-  });
 }
 
 export async function createE2eBackend(input: {

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { testPostgresUrl } from '../infra';
+import { natsServerAvailable, PrivateNatsServer } from '../private-nats-server';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';
-import { natsServerAvailable, PrivateNatsServer } from './private-nats-server';
 import { sleep } from './service-process';
 import { StreamLedger } from './stream-ledger';
 

@@ -3,83 +3,26 @@
  * server, which other suites use): it is killed and restarted on the same port and store
  * directory while a bus is connected.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  NATS_SERVER_BINARY,
+  natsServerAvailable,
+  PrivateNatsServer,
+} from '../../../test/private-nats-server';
 import type { Bus } from './bus';
 import { sleep, waitUntil } from './bus-contract';
 import type { BusLogger } from './bus-logger';
 import { createNatsBus } from './create-nats-bus';
 
-const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
-const serverAvailable = existsSync(NATS_SERVER);
+const serverAvailable = natsServerAvailable();
 if (!serverAvailable) {
-  console.warn(`!!! SKIPPED: the NATS reconnect suite (no nats-server binary at ${NATS_SERVER})`);
+  console.warn(
+    `!!! SKIPPED: the NATS reconnect suite (no nats-server binary at ${NATS_SERVER_BINARY})`,
+  );
 }
 
 const quietLogger: BusLogger = { info() {}, warn() {}, error() {} };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** A nats-server child process with JetStream on a fixed port and store directory. */
-class PrivateNatsServer {
-  private child: ChildProcess | undefined;
-  constructor(
-    readonly port: number,
-    private readonly storeDirectory: string,
-  ) {}
-
-  async start(): Promise<void> {
-    this.child = spawn(
-      NATS_SERVER,
-      ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDirectory],
-      { stdio: 'ignore' },
-    );
-    const deadline = Date.now() + 10_000;
-    while (!(await accepts(this.port))) {
-      if (Date.now() > deadline) throw new Error('the private nats-server did not start');
-      await sleep(50);
-    }
-  }
-
-  /** SIGKILL: a crash, not a graceful shutdown. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (child === undefined || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    this.child = undefined;
-  }
-}
 
 async function waitForReady(bus: Bus, expected: boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -91,13 +34,10 @@ async function waitForReady(bus: Bus, expected: boolean, timeoutMs: number): Pro
 
 describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
   let server: PrivateNatsServer;
-  let storeDirectory: string;
   let bus: Bus;
 
   beforeAll(async () => {
-    storeDirectory = await mkdtemp(join(tmpdir(), 'chunklog-nats-'));
-    server = new PrivateNatsServer(await freePort(), storeDirectory);
-    await server.start();
+    server = await PrivateNatsServer.start();
     bus = await createNatsBus({
       servers: `nats://127.0.0.1:${server.port}`,
       name: 'chunklog-reconnect-test',
@@ -108,8 +48,7 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
 
   afterAll(async () => {
     await bus?.close();
-    await server?.kill();
-    if (storeDirectory) await rm(storeDirectory, { recursive: true, force: true });
+    await server?.dispose();
   });
 
   it('resumes a subscription and a consumer, and keeps a queued item, after a crash', async () => {
@@ -133,7 +72,7 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
     await server.kill();
     await waitForReady(bus, false, 5_000);
 
-    await server.start();
+    await server.restart();
     const restartedAt = Date.now();
     await waitForReady(bus, true, 10_000);
     const reconnectMs = Date.now() - restartedAt;
@@ -170,8 +109,8 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
     try {
       await gateway.enqueue('intake-lost', 'before the loss', { msgId: 'lost-1' });
       await server.kill();
-      await rm(storeDirectory, { recursive: true, force: true });
-      await server.start();
+      await rm(server.storeDirectory, { recursive: true, force: true });
+      await server.restart();
       await waitForReady(gateway, true, 10_000);
 
       await gateway.enqueue('intake-lost', 'after the loss', { msgId: 'lost-2' });

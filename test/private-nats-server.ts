@@ -8,8 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './e2e-backend';
-import { sleep } from './service-process';
+import { freePort } from './infra';
 
 export const NATS_SERVER_BINARY = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 
@@ -33,7 +32,8 @@ export class PrivateNatsServer {
 
   private constructor(
     readonly port: number,
-    private readonly storeDirectory: string,
+    /** Deleting it while the server is down makes the next start lose every stream. */
+    readonly storeDirectory: string,
   ) {}
 
   /** Starts a server on a free port with a fresh store directory. */
@@ -64,7 +64,7 @@ export class PrivateNatsServer {
     const deadline = Date.now() + 10_000;
     while (!(await accepts(this.port))) {
       if (Date.now() > deadline) throw new Error('the private nats-server did not start');
-      await sleep(25);
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
 
