@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExposition } from './parse-exposition';
-import { createHarness, type Harness } from './worker-test-harness';
+import { createHarness, type Harness, startWorkerProcess } from './worker-test-harness';
 
-const repositoryRoot = fileURLToPath(new URL('../../..', import.meta.url));
 let harness: Harness | null;
 let child: ChildProcess | undefined;
 
@@ -16,36 +14,15 @@ afterAll(async () => {
   await harness?.close();
 });
 
-/** `npm run start:worker` as a child process with METRICS_PORT=0; resolves with the metrics URL. */
-function startChildWorker(h: Harness): Promise<{ worker: ChildProcess; metricsUrl: string }> {
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'services/agent-worker/src/main.ts'], {
-    cwd: repositoryRoot,
-    env: {
-      ...process.env,
-      DATABASE_URL: h.databaseUrl,
-      NATS_URL: h.natsUrl!,
-      NATS_SUBJECT_PREFIX: h.subjectPrefix!,
-      SIMULATOR_URL: h.simulator.url,
-      WORKER_ID: 'metrics-child',
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+/** `npm run start:worker` with METRICS_PORT=0; resolves with the metrics URL it logged. */
+async function startChildWorker(h: Harness): Promise<{ worker: ChildProcess; metricsUrl: string }> {
+  const { worker, readyLine } = await startWorkerProcess(
+    h,
+    { WORKER_ID: 'metrics-child', METRICS_PORT: '0' },
+    /"message":"metrics served"/,
+  );
   child = worker;
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`no metrics server:\n${output}`)), 30_000);
-    worker.stderr!.on('data', (data: Buffer) => {
-      output += data.toString();
-      const served = /^.*"message":"metrics served".*$/m.exec(output);
-      if (served) {
-        clearTimeout(timer);
-        resolve({ worker, metricsUrl: (JSON.parse(served[0]) as { url: string }).url });
-      }
-    });
-    worker.once('exit', (code) => reject(new Error(`worker exited with ${code}:\n${output}`)));
-  });
+  return { worker, metricsUrl: (JSON.parse(readyLine) as { url: string }).url };
 }
 
 describe('npm run start:worker with METRICS_PORT', () => {

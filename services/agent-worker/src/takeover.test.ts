@@ -1,11 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import type { LiveEvent } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import {
+  assertGapFree,
+  createHarness,
+  type Harness,
+  startWorkerProcess,
+} from './worker-test-harness';
 
 const leaseMs = 1500;
-const repositoryRoot = fileURLToPath(new URL('../../..', import.meta.url));
 let harness: Harness | null;
 let child: ChildProcess | undefined;
 
@@ -18,37 +21,19 @@ afterAll(async () => {
 });
 
 /** The real worker entry (`npm run start:worker`) as a child process on the test's database and prefix. */
-function startChildWorker(h: Harness): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'services/agent-worker/src/main.ts'], {
-    cwd: repositoryRoot,
-    env: {
-      ...process.env,
-      DATABASE_URL: h.databaseUrl,
-      NATS_URL: h.natsUrl!,
-      NATS_SUBJECT_PREFIX: h.subjectPrefix!,
+async function startChildWorker(h: Harness): Promise<ChildProcess> {
+  const { worker } = await startWorkerProcess(
+    h,
+    {
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: h.simulator.url,
       MODEL: 'claude-sonnet-4-6',
       LEASE_MS: String(leaseMs),
       WORKER_ID: 'child-worker',
-      LOG_LEVEL: 'info',
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`child worker not ready:\n${output}`)), 30_000);
-    worker.stderr!.on('data', (data: Buffer) => {
-      output += data.toString();
-      if (output.includes('agent worker ready')) {
-        clearTimeout(timer);
-        resolve(worker);
-      }
-    });
-    worker.once('exit', (code) =>
-      reject(new Error(`child worker exited with ${code}:\n${output}`)),
-    );
-  });
+    /agent worker ready/,
+  );
+  return worker;
 }
 
 function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {

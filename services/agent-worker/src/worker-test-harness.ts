@@ -4,7 +4,9 @@
  * the real SDK, a stand-in for the gateway's enqueue, and a recorder of live events.
  * Not a test itself; imported only by *.test.ts files and the benchmark.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { type Bus, createMemoryBus, createNatsBus } from '@chunklog/bus';
@@ -167,4 +169,48 @@ export function assertGapFree(log: readonly Chunk[]): void {
   if (new Set(log.map((chunk) => chunk.id)).size !== log.length) {
     throw new Error('duplicate chunk id in the log');
   }
+}
+
+const repositoryRoot = fileURLToPath(new URL('../../..', import.meta.url));
+
+/**
+ * The real worker entry (`npm run start:worker`) as a child process on the harness's database,
+ * NATS prefix and simulator; resolves with the first log line matching `ready`.
+ */
+export function startWorkerProcess(
+  h: Harness,
+  environment: Record<string, string>,
+  ready: RegExp,
+): Promise<{ worker: ChildProcess; readyLine: string }> {
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'services/agent-worker/src/main.ts'], {
+    cwd: repositoryRoot,
+    env: {
+      ...process.env,
+      DATABASE_URL: h.databaseUrl,
+      NATS_URL: h.natsUrl!,
+      NATS_SUBJECT_PREFIX: h.subjectPrefix!,
+      SIMULATOR_URL: h.simulator.url,
+      LOG_LEVEL: 'info',
+      ...environment,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(
+      () => reject(new Error(`worker process not ready:\n${output}`)),
+      30_000,
+    );
+    worker.stderr!.on('data', (data: Buffer) => {
+      output += data.toString();
+      const line = output.split('\n').find((candidate) => ready.test(candidate));
+      if (line !== undefined) {
+        clearTimeout(timer);
+        resolve({ worker, readyLine: line });
+      }
+    });
+    worker.once('exit', (code) =>
+      reject(new Error(`worker process exited with ${code}:\n${output}`)),
+    );
+  });
 }
