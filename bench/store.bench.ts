@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
 import { createTestDatabase } from '../test/infra';
+import { loadDeepTab } from '../test/load-deep-tab';
 import { percentile } from './percentile';
 
 const adminUrl =
@@ -124,26 +125,6 @@ async function appendFigures(url: string, tabs: string[], connections: number) {
   return { raw: median(raws), store: median(stores), ratio: median(ratios) };
 }
 
-async function createDeepTab(pool: pg.Pool, tabId: string): Promise<void> {
-  // Loaded into the bare table, then the migrated constraints are rebuilt exactly as they were:
-  // several times faster than row-by-row index upkeep on a busy machine.
-  const idPrefix = randomUUID().slice(0, 24);
-  await pool.query(`
-    BEGIN;
-    ALTER TABLE chunks DROP CONSTRAINT chunks_pkey, DROP CONSTRAINT chunks_tab_id_seq_unique;
-    INSERT INTO chunks (id, tab_id, seq, turn_id, step, role, type, data)
-    SELECT ('${idPrefix}' || lpad(to_hex(s), 12, '0'))::uuid, '${tabId}', s, '${randomUUID()}',
-      0, 'assistant', 'text', jsonb_build_object('text', repeat('y', 150) || s)
-    FROM generate_series(1, ${depth}) AS s;
-    SET LOCAL maintenance_work_mem = '256MB';
-    ALTER TABLE chunks ADD CONSTRAINT chunks_pkey PRIMARY KEY (id),
-      ADD CONSTRAINT chunks_tab_id_seq_unique UNIQUE (tab_id, seq);
-    COMMIT;
-    ANALYZE chunks;
-    ANALYZE tabs;
-  `);
-}
-
 async function pageLatencies(store: ChunkStore, tabId: string) {
   const head: number[] = [];
   const deep: number[] = [];
@@ -191,7 +172,7 @@ export default async function storeBench(): Promise<Record<string, number>> {
     const hot = await storeRate(database.url, 8, [hotTab]);
 
     const deepTab = (await setupStore.createTab({ tenantId: tenant.id, title: 'deep' })).id;
-    await createDeepTab(admin, deepTab);
+    await loadDeepTab(admin, { tabId: deepTab, depth, textSql: "repeat('y', 150) || s" });
     const pageStore = createPostgresStore({ url: database.url, maxConnections: 1 });
     const { head, deep } = await pageLatencies(pageStore, deepTab).finally(() => pageStore.close());
     const headP99 = percentile(head, 0.99);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase, testPostgresUrl } from '../../../test/infra';
+import { loadDeepTab } from '../../../test/load-deep-tab';
 import type { ChunkStore } from './chunk-store';
 import { createPostgresStore } from './create-postgres-store';
 import { type PageRange, pageStatement } from './page-statement';
@@ -46,24 +47,8 @@ describe.skipIf(adminUrl === null)('a tab with a million chunks on Postgres', ()
     const tenant = await store.createTenant({ name: 'depth' });
     tabId = (await store.createTab({ tenantId: tenant.id, title: 'deep' })).id;
     const before = await chunkSchema(pool);
-    // Generated in SQL. Loading into the bare table and rebuilding the same constraints
-    // afterwards is several times faster than maintaining the indexes row by row on a busy
-    // machine; the schema comparison below proves the rebuilt table is the migrated one.
-    const idPrefix = randomUUID().slice(0, 24);
-    await pool.query(`
-      BEGIN;
-      ALTER TABLE chunks DROP CONSTRAINT chunks_pkey, DROP CONSTRAINT chunks_tab_id_seq_unique;
-      INSERT INTO chunks (id, tab_id, seq, turn_id, step, role, type, data)
-      SELECT ('${idPrefix}' || lpad(to_hex(s), 12, '0'))::uuid, '${tabId}', s,
-        '${randomUUID()}', 0, 'assistant', 'text', jsonb_build_object('text', 'chunk ' || s)
-      FROM generate_series(1, ${depth}) AS s;
-      SET LOCAL maintenance_work_mem = '256MB';
-      ALTER TABLE chunks ADD CONSTRAINT chunks_pkey PRIMARY KEY (id),
-        ADD CONSTRAINT chunks_tab_id_seq_unique UNIQUE (tab_id, seq);
-      COMMIT;
-      ANALYZE chunks;
-      ANALYZE tabs;
-    `);
+    // The schema comparison below proves the bulk load rebuilt the migrated table.
+    await loadDeepTab(pool, { tabId, depth, textSql: "'chunk ' || s" });
     expect(await chunkSchema(pool)).toEqual(before);
   }, 180_000);
 
