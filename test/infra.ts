@@ -73,6 +73,18 @@ export async function createTestDatabase(adminUrl: string): Promise<TestDatabase
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       try {
+        // A pool's end() resolves before its connections have closed. Give them a moment to go,
+        // so FORCE (which kills whatever is left) rarely hits a client that is still closing:
+        // such a client reports "terminating connection due to administrator command" as an
+        // error event, which is uncaught when its pool has no error listener.
+        for (let attempt = 0; attempt < 40; attempt += 1) {
+          const open = await client.query<{ count: number }>(
+            'SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          );
+          if (open.rows[0]!.count === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await client.end();
