@@ -4,14 +4,26 @@ import { UsageSchema } from './events';
 export const TabStatusSchema = z.enum(['idle', 'running']);
 export type TabStatus = z.infer<typeof TabStatusSchema>;
 
-/** Per-tab agent settings; every field optional, the worker supplies defaults. */
-export const TabConfigSchema = z
+/** The largest `max_tokens` a tab may ask for, and so the bound of its thinking budget. */
+export const MAX_OUTPUT_TOKENS = 128_000;
+
+/** The fields of a tab's settings, as stored. */
+const TabConfigFieldsSchema = z
   .object({
     model: z.string().min(1).max(200).optional(),
     system: z.string().max(200_000).optional(),
-    maxTokens: z.number().int().min(1).max(128_000).optional(),
+    maxTokens: z.number().int().min(1).max(MAX_OUTPUT_TOKENS).optional(),
     maxSteps: z.number().int().min(1).max(200).optional(),
-    thinking: z.object({ budgetTokens: z.number().int().min(1024) }).optional(),
+    /** The API wants 1024 <= budget_tokens < max_tokens; see tabRequestOptions for max_tokens. */
+    thinking: z
+      .object({
+        budgetTokens: z
+          .number()
+          .int()
+          .min(1024)
+          .max(MAX_OUTPUT_TOKENS - 1),
+      })
+      .optional(),
     /** Names of tools offered to the model; absent means every registered tool. */
     tools: z
       .array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/))
@@ -19,6 +31,23 @@ export const TabConfigSchema = z
       .optional(),
   })
   .strict();
+
+/**
+ * Per-tab agent settings; every field optional, the worker supplies defaults. A tab that sets
+ * both `maxTokens` and a thinking budget must leave room above the budget, as the API requires
+ * (`budget_tokens < max_tokens`); one without `maxTokens` gets a max_tokens above its budget
+ * from tabRequestOptions.
+ */
+export const TabConfigSchema = TabConfigFieldsSchema.refine(
+  (config) =>
+    config.maxTokens === undefined ||
+    config.thinking === undefined ||
+    config.thinking.budgetTokens < config.maxTokens,
+  {
+    path: ['thinking', 'budgetTokens'],
+    message: 'thinking.budgetTokens must be below maxTokens (the API requires it)',
+  },
+);
 export type TabConfig = z.infer<typeof TabConfigSchema>;
 
 /** A tab as the API returns it (contract: DESIGN section 6). */
@@ -26,7 +55,9 @@ export const TabSchema = z.object({
   id: z.uuid(),
   parentTabId: z.uuid().nullable(),
   title: z.string(),
-  config: TabConfigSchema,
+  // Unrefined: tabs stored before the thinking bound may hold a budget at or above maxTokens
+  // (tabRequestOptions still makes their requests valid), and must stay readable.
+  config: TabConfigFieldsSchema,
   status: TabStatusSchema,
   activeTurnId: z.uuid().nullable(),
   lastSeq: z.number().int().nonnegative(),

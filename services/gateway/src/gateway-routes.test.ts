@@ -67,6 +67,23 @@ describe.each(backends)('gateway routes on $name', (backend) => {
       expect((oversized.body as typeof errorShape).error.code).toBe('payload_too_large');
       expect(await tabCount()).toBe(before);
     });
+
+    it('refuses a thinking budget at or above maxTokens with 400, storing nothing', async () => {
+      const before = await tabCount();
+      for (const maxTokens of [2000, 4000]) {
+        const response = await gateway.request('POST', '/v1/tabs', {
+          body: { config: { maxTokens, thinking: { budgetTokens: 4000 } } },
+        });
+        expect(response.status).toBe(400);
+        expect(response.body).toEqual(errorShape);
+        expect((response.body as typeof errorShape).error.message).toMatch(/budgetTokens/);
+      }
+      expect(await tabCount()).toBe(before);
+      const fits = await gateway.request('POST', '/v1/tabs', {
+        body: { config: { maxTokens: 4001, thinking: { budgetTokens: 4000 } } },
+      });
+      expect(fits.status).toBe(201);
+    });
   });
 
   describe('GET /v1/tabs', () => {
@@ -315,6 +332,21 @@ describe.each(backends)('gateway routes on $name', (backend) => {
         key: gateway.tenantB.key,
       });
       expect(foreign.status).toBe(404);
+    });
+
+    it('raises max_tokens above a thinking budget the default limit cannot hold, as the worker does', async () => {
+      const created = await gateway.request('POST', '/v1/tabs', {
+        body: { config: { thinking: { budgetTokens: 8000 } } },
+      });
+      expect(created.status).toBe(201);
+      const tabId = (created.body as { tab: { id: string } }).tab.id;
+      const response = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
+      expect(response.status).toBe(200);
+      const request = (response.body as { request: Record<string, unknown> }).request;
+      // The default limit is 4096: the budget plus 1024 tokens of room for the answer.
+      expect(request.max_tokens).toBe(9024);
+      expect(request.thinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
+      expect(validateRequest(request)).toEqual([]);
     });
   });
 

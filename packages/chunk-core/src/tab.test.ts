@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_OUTPUT_TOKENS, TabConfigSchema, TabSchema } from './tab';
+
+describe('TabConfigSchema', () => {
+  it('accepts a thinking budget below maxTokens, or without maxTokens', () => {
+    expect(
+      TabConfigSchema.safeParse({ maxTokens: 1025, thinking: { budgetTokens: 1024 } }).success,
+    ).toBe(true);
+    expect(TabConfigSchema.safeParse({ thinking: { budgetTokens: 100_000 } }).success).toBe(true);
+    expect(TabConfigSchema.safeParse({ maxTokens: 10 }).success).toBe(true);
+  });
+
+  it('refuses a thinking budget at or above maxTokens, naming the budget', () => {
+    for (const maxTokens of [1024, 2000]) {
+      const parsed = TabConfigSchema.safeParse({ maxTokens, thinking: { budgetTokens: 2000 } });
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues.map((issue) => issue.path.join('.'))).toEqual([
+        'thinking.budgetTokens',
+      ]);
+      expect(parsed.error?.issues[0]?.message).toMatch(/below maxTokens/);
+    }
+  });
+
+  it('refuses a budget under 1024 or one no max_tokens could exceed', () => {
+    expect(TabConfigSchema.safeParse({ thinking: { budgetTokens: 1023 } }).success).toBe(false);
+    expect(
+      TabConfigSchema.safeParse({ thinking: { budgetTokens: MAX_OUTPUT_TOKENS } }).success,
+    ).toBe(false);
+    expect(
+      TabConfigSchema.safeParse({ thinking: { budgetTokens: MAX_OUTPUT_TOKENS - 1 } }).success,
+    ).toBe(true);
+  });
+});
+
+describe('TabSchema', () => {
+  it('still reads a tab stored before the bound, with a budget above its maxTokens', () => {
+    const tab = {
+      id: '00000000-0000-4000-8000-000000000001',
+      parentTabId: null,
+      title: 'old',
+      config: { maxTokens: 2000, thinking: { budgetTokens: 4000 } },
+      status: 'idle',
+      activeTurnId: null,
+      lastSeq: 0,
+      usage: {
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
+      },
+      createdAt: 1,
+      updatedAt: 1,
+    };
+    expect(TabSchema.parse(tab).config).toEqual(tab.config);
+  });
+});
