@@ -52,6 +52,8 @@ export interface NatsBusOptions {
   reconnectWaitMs?: number;
   /** How long one pull for work items stays open; bounds how fast a consumer notices a restart. */
   pullExpiresMs?: number;
+  /** How long a JetStream call (an enqueue's publish ack, stream set-up) waits; default 5 s. */
+  jetStreamTimeoutMs?: number;
 }
 
 /** Header that marks a reply as a failure of the serving handler (body: `{ code, message }`). */
@@ -87,10 +89,11 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     pingInterval: 10_000,
     maxPingOut: 3,
   });
-  const jetStreamClient = jetstream(connection);
+  const jetStreamTimeoutMs = options.jetStreamTimeoutMs ?? 5_000;
+  const jetStreamClient = jetstream(connection, { timeout: jetStreamTimeoutMs });
   let manager: JetStreamManager;
   try {
-    manager = await jetstreamManager(connection);
+    manager = await jetstreamManager(connection, { timeout: jetStreamTimeoutMs });
   } catch (error) {
     await connection.close();
     throw new BusUnavailableError('JetStream is not enabled on the NATS server', { cause: error });
@@ -412,6 +415,11 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     async enqueue(queue, payload, enqueueOptions) {
       assertValidQueueName(queue);
       const body = encodePayload(payload);
+      // Known to be down: fail now rather than after the JetStream timeout, so the gateway answers
+      // 503 at once. Nothing was sent, so nothing can be stored behind the caller's back.
+      if (!connected || connection.isClosed()) {
+        throw new BusUnavailableError(`NATS is disconnected: not enqueueing to ${queue}`);
+      }
       const publish = async () => {
         await ensureStream(queue);
         // The stream stores a msgId once per duplicate window, so a retried enqueue is harmless.
