@@ -19,6 +19,14 @@ describe('parseAllInOneConfig', () => {
     expect(config.PORT).toBe(8787);
   });
 
+  it('reads CORS_ORIGINS as the gateway does', () => {
+    expect(parseAllInOneConfig({}).CORS_ORIGINS).toBeUndefined();
+    expect(parseAllInOneConfig({ CORS_ORIGINS: 'http://localhost:5173' }).CORS_ORIGINS).toEqual([
+      'http://localhost:5173',
+    ]);
+    expect(() => parseAllInOneConfig({ CORS_ORIGINS: 'localhost:5173' })).toThrow(/CORS_ORIGINS/);
+  });
+
   it('names every bad value in one error', () => {
     expect(() => parseAllInOneConfig({ PORT: 'many', MAX_STEPS: '0' })).toThrow(
       /PORT[\s\S]*MAX_STEPS|MAX_STEPS[\s\S]*PORT/,

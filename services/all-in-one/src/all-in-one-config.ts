@@ -1,4 +1,4 @@
-import { ApiKeysSchema } from '@chunklog/gateway';
+import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway';
 import { z } from 'zod';
 
 const LogLevelSchema = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
@@ -16,6 +16,8 @@ export const AllInOneConfigSchema = z.object({
   MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
   /** `tenant:key` pairs; when set, auth is on. */
   API_KEYS: ApiKeysSchema.optional(),
+  /** Browser origins allowed to call the API (CORS), or `*`; unset: no CORS headers. */
+  CORS_ORIGINS: CorsOriginsSchema.optional(),
   LOG_LEVEL: LogLevelSchema.default('info'),
 });
 export type AllInOneConfig = z.infer<typeof AllInOneConfigSchema>;

@@ -87,6 +87,7 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
+      ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
       // The worker is right here: /context shows the exact request, its model and tools included.
       contextBuilder: ({ tab, chunks }) => worker.nextRequest({ config: tab.config, log: chunks }),
     });

@@ -13,6 +13,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { authPlugin } from './auth-plugin';
+import { type CorsOptions, corsPlugin } from './cors-plugin';
 import { createDefaultContextBuilder } from './default-context-builder';
 import { errorHandlerPlugin, toHttpError } from './error-handler';
 import type { ContextBuilder, GatewayContext } from './gateway-context';
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   contextBuilder?: ContextBuilder;
   /** Registry `/metrics` serves; pass one to add the worker's metrics when composed in-process. */
   metricsRegistry?: Registry;
+  /** Browser origins allowed to call the API (CORS); absent or empty: no CORS headers. */
+  cors?: CorsOptions;
 }
 
 declare module 'fastify' {
@@ -148,6 +151,8 @@ export async function createGateway(options: GatewayOptions) {
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
 
+  // Before authentication: a preflight carries no credentials and is answered on its own.
+  if (options.cors && options.cors.origins.length > 0) await app.register(corsPlugin, options.cors);
   await app.register(errorHandlerPlugin);
   await app.register(fastifySwagger, {
     openapi: {

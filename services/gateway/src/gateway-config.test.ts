@@ -20,6 +20,27 @@ describe('parseGatewayConfig', () => {
   });
 });
 
+describe('CORS_ORIGINS', () => {
+  it('is a list of origins, or *, and unset by default', () => {
+    expect(parseGatewayConfig(minimal).CORS_ORIGINS).toBeUndefined();
+    expect(
+      parseGatewayConfig({
+        ...minimal,
+        CORS_ORIGINS: ' https://chat.example.com , http://localhost:5173',
+      }).CORS_ORIGINS,
+    ).toEqual(['https://chat.example.com', 'http://localhost:5173']);
+    expect(parseGatewayConfig({ ...minimal, CORS_ORIGINS: '*' }).CORS_ORIGINS).toEqual(['*']);
+  });
+
+  it('refuses what a browser never sends as an origin, naming it', () => {
+    for (const origin of ['https://chat.example.com/', 'chat.example.com', 'ftp://x.example']) {
+      expect(() => parseGatewayConfig({ ...minimal, CORS_ORIGINS: origin })).toThrow(
+        new RegExp(`CORS_ORIGINS[\\s\\S]*"${origin.replaceAll('.', '\\.')}"`),
+      );
+    }
+  });
+});
+
 describe('parseApiKeys', () => {
   it('splits tenant:key pairs, keeping colons inside keys', () => {
     expect(parseApiKeys(' acme:k1 , beta:k:2')).toEqual([

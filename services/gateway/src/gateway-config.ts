@@ -7,6 +7,35 @@ export const ApiKeysSchema = z
     error: 'API_KEYS must be tenant:key pairs separated by commas',
   });
 
+/**
+ * A CORS_ORIGINS value: browser origins (`https://chat.example.com`, as browsers send them: scheme,
+ * host, port if not the default, no path) separated by commas, or `*` for any origin.
+ */
+export const CorsOriginsSchema = z.string().transform((value, context) => {
+  const origins = value
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+  for (const origin of origins) {
+    if (origin === '*' || isOrigin(origin)) continue;
+    context.addIssue({
+      code: 'custom',
+      input: value,
+      message: `"${origin}" is not an origin like https://chat.example.com (lower case, no path or trailing slash) nor *`,
+    });
+  }
+  return origins;
+});
+
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 /** The gateway's environment in services mode (DESIGN section 11), parsed once at start-up. */
 export const GatewayConfigSchema = z.object({
   DATABASE_URL: z.url({ error: 'DATABASE_URL is required: a postgres:// URL' }),
@@ -21,6 +50,8 @@ export const GatewayConfigSchema = z.object({
   STREAM_TICKET_SECRET: z.string().min(16).optional(),
   MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(4096),
+  /** Browser origins allowed to call the API (CORS); unset: no CORS headers. */
+  CORS_ORIGINS: CorsOriginsSchema.optional(),
   /** Requests per API key per minute (stream opens included). */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
   /** How long shutdown waits for in-flight requests before exiting anyway. */

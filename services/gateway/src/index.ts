@@ -1,6 +1,7 @@
 export { ErrorResponseSchema, MAX_PAGE_LIMIT } from './api-schemas';
 export type { AuthLevel, Principal } from './auth-plugin';
 export { bootstrapApiKeys } from './bootstrap-api-keys';
+export type { CorsOptions } from './cors-plugin';
 export { createGateway, type GatewayOptions, LOCAL_TENANT_ID } from './create-gateway';
 export {
   type ContextDefaults,
@@ -8,7 +9,7 @@ export {
   defaultContextDefaults,
 } from './default-context-builder';
 export { toHttpError } from './error-handler';
-export { ApiKeysSchema, parseApiKeys } from './gateway-config';
+export { ApiKeysSchema, CorsOriginsSchema, parseApiKeys } from './gateway-config';
 export type { ContextBuilder } from './gateway-context';
 export { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
 export { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';

@@ -34,6 +34,7 @@ const app = await createGateway({
   auth: { mode: 'keys' },
   logger: { level: config.LOG_LEVEL },
   limits: { requestsPerMinute: config.RATE_LIMIT_PER_MINUTE },
+  ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
   contextBuilder: createDefaultContextBuilder({
     model: config.MODEL,

@@ -108,6 +108,10 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       if (!Number.isSafeInteger(after)) throw new InvalidInputError('bad resume point');
       reply.hijack();
       const response = reply.raw;
+      // The stream writes its own head: keep what hooks set on the reply (CORS, rate limits).
+      for (const [name, value] of Object.entries(reply.getHeaders())) {
+        if (value !== undefined) response.setHeader(name, value);
+      }
       // A client that left during the lookup above fired 'close' already, and 'close' never
       // fires twice: a relay started now would hold its subscription until shutdown.
       if (response.destroyed) return;

@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayHarness, startGateway } from './testing/gateway-harness';
+import { embeddedBackend } from './testing/test-backends';
+
+const allowedOrigin = 'https://chat.example.com';
+const otherOrigin = 'https://evil.example.net';
+
+/** The CORS headers of a response (every `access-control-*` one), by lower-case name. */
+function corsHeaders(headers: Headers): Record<string, string> {
+  return Object.fromEntries([...headers].filter(([name]) => name.startsWith('access-control-')));
+}
+
+function listed(value: string | null): string[] {
+  return (value ?? '').split(',').map((item) => item.trim().toLowerCase());
+}
+
+describe('CORS', () => {
+  let gateway: GatewayHarness;
+  let anyOrigin: GatewayHarness;
+  let noCors: GatewayHarness;
+  let tabId: string;
+
+  beforeAll(async () => {
+    gateway = await startGateway(embeddedBackend, { cors: { origins: [allowedOrigin] } });
+    anyOrigin = await startGateway(embeddedBackend, { cors: { origins: ['*'] } }, gateway.backend);
+    noCors = await startGateway(embeddedBackend, {}, gateway.backend);
+    tabId = await gateway.createTab();
+  });
+  afterAll(async () => {
+    await noCors?.close();
+    await anyOrigin?.close();
+    await gateway?.close();
+  });
+
+  function preflight(harness: GatewayHarness, path: string, origin: string, headers: string) {
+    return harness.request('OPTIONS', path, {
+      key: null,
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': headers,
+      },
+    });
+  }
+
+  describe('preflight', () => {
+    it('answers 204 to an allowed origin with the methods and headers the API takes', async () => {
+      const response = await preflight(
+        gateway,
+        `/v1/tabs/${tabId}/messages`,
+        allowedOrigin,
+        'authorization, content-type, idempotency-key',
+      );
+      expect(response.status).toBe(204);
+      expect(response.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expect(listed(response.headers.get('access-control-allow-methods'))).toEqual(
+        expect.arrayContaining(['get', 'post', 'delete']),
+      );
+      expect(listed(response.headers.get('access-control-allow-headers'))).toEqual(
+        expect.arrayContaining([
+          'authorization',
+          'content-type',
+          'idempotency-key',
+          'last-event-id',
+        ]),
+      );
+      expect(Number(response.headers.get('access-control-max-age'))).toBeGreaterThan(0);
+      expect(listed(response.headers.get('vary'))).toContain('origin');
+    });
+
+    it('needs no API key, on any path (the stream route included)', async () => {
+      const response = await preflight(
+        gateway,
+        `/v1/tabs/${tabId}/events`,
+        allowedOrigin,
+        'authorization, last-event-id',
+      );
+      expect(response.status).toBe(204);
+      expect(response.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+    });
+
+    it('gives another origin no CORS header at all', async () => {
+      const response = await preflight(gateway, '/v1/tabs', otherOrigin, 'authorization');
+      expect(response.status).not.toBe(204);
+      expect(corsHeaders(response.headers)).toEqual({});
+    });
+
+    it('gives no CORS header when CORS_ORIGINS is not set, as before', async () => {
+      const response = await preflight(noCors, '/v1/tabs', allowedOrigin, 'authorization');
+      expect(response.status).toBe(404);
+      expect(corsHeaders(response.headers)).toEqual({});
+    });
+
+    it('allows every origin with *', async () => {
+      const response = await preflight(anyOrigin, '/v1/tabs', otherOrigin, 'authorization');
+      expect(response.status).toBe(204);
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    });
+  });
+
+  describe('REST responses', () => {
+    it('carry the allowed origin and the exposed headers, errors included', async () => {
+      const listing = await gateway.request('GET', '/v1/tabs', {
+        headers: { origin: allowedOrigin },
+      });
+      expect(listing.status).toBe(200);
+      expect(listing.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expect(listed(listing.headers.get('access-control-expose-headers'))).toEqual(
+        expect.arrayContaining(['retry-after', 'x-ratelimit-remaining']),
+      );
+      // The rate limit's headers the client is allowed to read are really there.
+      expect(listing.headers.get('x-ratelimit-remaining')).not.toBeNull();
+
+      const posted = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+        body: { text: 'hello' },
+        headers: { origin: allowedOrigin, 'idempotency-key': 'cors-1' },
+      });
+      expect(posted.status).toBe(202);
+      expect(posted.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+
+      // A browser client must be able to read why it was refused.
+      const refused = await gateway.request('GET', '/v1/tabs', {
+        key: 'ck_wrong',
+        headers: { origin: allowedOrigin },
+      });
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+    });
+
+    it('carry no CORS header for another origin, which is still served as before', async () => {
+      const response = await gateway.request('GET', '/v1/tabs', {
+        headers: { origin: otherOrigin },
+      });
+      expect(response.status).toBe(200);
+      expect(corsHeaders(response.headers)).toEqual({});
+      expect(listed(response.headers.get('vary'))).toContain('origin');
+    });
+  });
+
+  describe('SSE responses', () => {
+    async function openStream(harness: GatewayHarness, origin: string) {
+      const abort = new AbortController();
+      const response = await fetch(`${harness.baseUrl}/v1/tabs/${tabId}/events`, {
+        headers: { authorization: `Bearer ${harness.tenantA.key}`, origin },
+        signal: abort.signal,
+      });
+      const headers = response.headers;
+      const status = response.status;
+      await response.body?.cancel().catch(() => undefined);
+      abort.abort();
+      return { status, headers };
+    }
+
+    it('carry the allowed origin on the event stream', async () => {
+      const { status, headers } = await openStream(gateway, allowedOrigin);
+      expect(status).toBe(200);
+      expect(headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expect(listed(headers.get('access-control-expose-headers'))).toContain('retry-after');
+    });
+
+    it('carry no CORS header for another origin', async () => {
+      const { status, headers } = await openStream(gateway, otherOrigin);
+      expect(status).toBe(200);
+      expect(corsHeaders(headers)).toEqual({});
+    });
+
+    it('carry * with CORS_ORIGINS=*', async () => {
+      const { headers } = await openStream(anyOrigin, otherOrigin);
+      expect(headers.get('access-control-allow-origin')).toBe('*');
+    });
+  });
+});
