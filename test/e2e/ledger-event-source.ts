@@ -12,6 +12,7 @@ const EVENT_NAMES = [
   'chunk-delta',
   'chunk-seal',
   'turn-done',
+  'stream-live',
   'stream-end',
 ] as const;
 

@@ -10,6 +10,8 @@ import {
   ChunkDeltaEventSchema,
   ChunkOpenEventSchema,
   ChunkSealEventSchema,
+  type StreamLiveEvent,
+  StreamLiveEventSchema,
   type TurnDoneEvent,
   TurnDoneEventSchema,
   TurnStartEventSchema,
@@ -30,6 +32,8 @@ export class StreamLedger {
   /** Contract breaches, with enough context to see what happened; empty when all is well. */
   readonly violations: string[] = [];
   readonly streamEnds: unknown[] = [];
+  /** The `stream-live` event of each connection that went live, in order. */
+  readonly streamLives: StreamLiveEvent[] = [];
   connections = 0;
   /** Connections that ended while a block was open in them (resumes mid-block). */
   midBlockDisconnects = 0;
@@ -38,6 +42,8 @@ export class StreamLedger {
   private readonly blocks = new Map<string, BlockText>();
   /** Per block opened in the current connection: characters this connection delivered. */
   private current = new Map<string, number>();
+  /** The current connection has sent its `stream-live`. */
+  private liveInConnection = false;
   private readonly waiters = new Set<() => void>();
 
   get lastSeq(): number {
@@ -53,6 +59,7 @@ export class StreamLedger {
   startConnection(): void {
     this.connections += 1;
     this.current = new Map();
+    this.liveInConnection = false;
   }
 
   /** The client is about to drop the connection. */
@@ -162,6 +169,20 @@ export class StreamLedger {
       case 'turn-done':
         this.turnsDone.push(TurnDoneEventSchema.parse(data));
         return;
+      case 'stream-live': {
+        const live = StreamLiveEventSchema.parse(data);
+        if (this.liveInConnection) throw new Error('a second stream-live in one connection');
+        this.liveInConnection = true;
+        // Catch-up is over: the stream has delivered everything up to `after`, and no more.
+        if (live.after !== this.lastSeq) {
+          throw new Error(`stream-live after ${live.after}, the client had seq ${this.lastSeq}`);
+        }
+        if ((live.status === 'running') !== (live.activeTurnId !== null)) {
+          throw new Error(`stream-live status ${live.status} with turn ${live.activeTurnId}`);
+        }
+        this.streamLives.push(live);
+        return;
+      }
       case 'stream-end':
         this.streamEnds.push(data);
         return;

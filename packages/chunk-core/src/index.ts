@@ -7,6 +7,7 @@ export * from './errors';
 export * from './events';
 export * from './message-fold';
 export * from './reduce-stream';
+export * from './stream-events';
 export * from './tab';
 export * from './tab-request-options';
 export * from './validate-request';

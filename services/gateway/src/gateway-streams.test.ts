@@ -95,7 +95,8 @@ describe.each(backends)('gateway streams on $name', (backend) => {
     for (const client of [sse, ws]) {
       expect(sealsOf(client.events)).toEqual(stored);
       expect(checkStream(client.events).streamedBlocks).toBe(2);
-      expect(client.events.map((event) => event.event).slice(0, 5)).toEqual([
+      expect(client.events.map((event) => event.event).slice(0, 6)).toEqual([
+        'stream-live',
         'turn-start',
         'chunk-seal',
         'chunk-open',
@@ -156,6 +157,58 @@ describe.each(backends)('gateway streams on $name', (backend) => {
       expect(sealsOf(client.events).map((chunk) => chunk.seq)).toEqual([1, 2]);
       client.close();
     }
+    await driver.close();
+  });
+
+  it('tells each client, once caught up, whether a turn is running and which', async () => {
+    const tabId = await gateway.createTab();
+    const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
+    const liveOf = (client: RecordingClient) =>
+      client.waitFor((event) => event.event === 'stream-live');
+    const early = await openWebSocket(wsUrl(tabId), auth());
+    expect((await liveOf(early)).data).toEqual({
+      tabId,
+      after: 0,
+      status: 'idle',
+      activeTurnId: null,
+    });
+
+    const turnId = await driver.startTurn();
+    await driver.sealUserText('question');
+    await driver.openBlock();
+    await driver.delta('Hel');
+    const sse = openEventSource(eventsUrl(tabId), auth());
+    const ws = await openWebSocket(wsUrl(tabId), auth());
+    for (const client of [sse, ws]) {
+      const live = await liveOf(client);
+      expect(live.data).toEqual({ tabId, after: 1, status: 'running', activeTurnId: turnId });
+      // It follows the catch-up: the seal and the open block's text so far come before it.
+      const names = client.events.map((event) => event.event);
+      expect(names.slice(0, names.indexOf('stream-live'))).toEqual([
+        'chunk-seal',
+        'chunk-open',
+        'chunk-delta',
+      ]);
+    }
+    await driver.sealOpen();
+    await driver.endTurn();
+    for (const client of [sse, ws, early]) {
+      const done = await client.waitFor((event) => event.event === 'turn-done');
+      expect((done.data as { turnId: string }).turnId).toBe(turnId);
+      expect(client.events.filter((event) => event.event === 'stream-live')).toHaveLength(1);
+      client.close();
+    }
+
+    // A client resuming after the turn ended learns it is over without waiting for anything.
+    const late = await openWebSocket(wsUrl(tabId, '?after=1'), auth());
+    expect((await liveOf(late)).data).toEqual({
+      tabId,
+      after: 2,
+      status: 'idle',
+      activeTurnId: null,
+    });
+    expect(sealsOf(late.events).map((chunk) => chunk.seq)).toEqual([2]);
+    late.close();
     await driver.close();
   });
 

@@ -1,26 +1,25 @@
-import type { LiveEvent } from '@chunklog/chunk-core';
+import type {
+  LiveEvent,
+  StreamEndEvent,
+  StreamEndReason as StreamEndReasonOfCore,
+  StreamLiveEvent,
+} from '@chunklog/chunk-core';
 
-/**
- * Why the gateway ended a stream; sent in the final `stream-end` event. `tab_deleted`: the
- * tab is gone, so a reconnect would get 404.
- */
-export type StreamEndReason = 'slow_client' | 'shutdown' | 'error' | 'tab_deleted';
+/** Why the gateway ended a stream; sent in the final `stream-end` event (chunk-core's schema). */
+export type StreamEndReason = StreamEndReasonOfCore;
 
 /** The last event of a stream the gateway ends: reconnect with `after` (or Last-Event-ID). */
-export interface StreamEnd {
-  reason: StreamEndReason;
-  /** The last seq this stream delivered. */
-  after: number;
-}
+export type StreamEnd = StreamEndEvent;
 
 /** One event on its way to a client; `shared` carries the hub's once-encoded JSON when unchanged. */
-export interface OutgoingEvent {
-  event: LiveEvent['event'];
-  data: LiveEvent['data'];
+export type OutgoingEvent = (
+  | { event: LiveEvent['event']; data: LiveEvent['data'] }
+  | { event: 'stream-live'; data: StreamLiveEvent }
+) & {
   /** The seq, on `chunk-seal` events only. */
   id?: number;
   sharedDataJson?: () => string;
-}
+};
 
 /** A transport (SSE response, WebSocket) the relay writes to. */
 export interface StreamSink {

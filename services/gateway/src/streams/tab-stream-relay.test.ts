@@ -85,8 +85,7 @@ function createWorld(tabId: string) {
   } as unknown as TabEventHub;
   const sink: StreamSink = {
     begin() {},
-    send: (event) =>
-      received.push(structuredClone({ event: event.event, data: event.data, id: event.id })),
+    send: (event) => received.push(structuredClone({ ...event, sharedDataJson: undefined })),
     bufferedBytes: () => 0,
     heartbeat() {},
     end() {},
@@ -222,6 +221,20 @@ describe('TabStreamRelay', () => {
           expect(seals.map((event) => (event.data as { chunk: Chunk }).chunk)).toEqual(
             world.stored.slice(after),
           );
+          // Exactly one stream-live, once the catch-up is over: its resume point is the last seq
+          // delivered before it.
+          const lives = world.received.flatMap((event, index) =>
+            event.event === 'stream-live' ? [{ index, data: event.data }] : [],
+          );
+          expect(lives).toHaveLength(1);
+          const sealedBeforeLive = world.received
+            .slice(0, lives[0]!.index)
+            .filter((event) => event.event === 'chunk-seal');
+          expect(lives[0]!.data).toMatchObject({
+            tabId,
+            after: sealedBeforeLive.at(-1)?.id ?? after,
+            status: 'running',
+          });
           const texts = new Map<string, string>();
           const sealed = new Set<string>();
           for (const event of world.received) {
@@ -290,8 +303,8 @@ describe('TabStreamRelay when no worker answers snapshots', () => {
     await settle();
 
     expect(snapshotRequests - requestsAtStart).toBe(1);
-    expect(world.received.map((event) => event.event)).toEqual(['chunk-seal']);
-    const sealed = world.received[0]?.data as { chunk: Chunk };
+    expect(world.received.map((event) => event.event)).toEqual(['stream-live', 'chunk-seal']);
+    const sealed = world.received[1]?.data as { chunk: Chunk };
     expect(sealed.chunk.data).toEqual({ text: 'abcdefgh' });
     relay.close();
   });

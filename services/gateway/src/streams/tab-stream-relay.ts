@@ -2,6 +2,7 @@ import type { Bus } from '@chunklog/bus';
 import {
   type Chunk,
   type ChunkOpenEvent,
+  NotFoundError,
   type OpenBlockSnapshot,
   OpenBlockSnapshotSchema,
   snapshotSubject,
@@ -79,10 +80,22 @@ export class TabStreamRelay {
         tabDeleted: () => this.end('tab_deleted'),
       });
       if (this.ended) return this.leave();
+      // The tab as of the subscription: later turn changes are in the queue as events.
+      const tab = await this.options.store.getTab(this.options.tabId);
+      if (this.ended) return;
       this.options.sink.begin();
       this.begun = true;
       await this.catchUp(Number.POSITIVE_INFINITY);
-      await this.replayOpenBlock();
+      if (tab.status === 'running') await this.replayOpenBlock();
+      this.send({
+        event: 'stream-live',
+        data: {
+          tabId: this.options.tabId,
+          after: this.lastSeq,
+          status: tab.status,
+          activeTurnId: tab.activeTurnId,
+        },
+      });
       this.live = true;
       await this.pump();
     } catch (error) {
@@ -240,8 +253,6 @@ export class TabStreamRelay {
   }
 
   private async replayOpenBlock(): Promise<void> {
-    const tab = await this.options.store.getTab(this.options.tabId);
-    if (tab.status !== 'running') return;
     const snapshot = await this.requestSnapshot();
     const open = snapshot?.open;
     if (!open || this.ended || this.sealedIds.has(open.id)) return;
@@ -314,6 +325,11 @@ export class TabStreamRelay {
 
   private fail(error: unknown): void {
     if (this.ended) return;
+    // The tab went away under the stream (deleted between the route's check and a read).
+    if (error instanceof NotFoundError) {
+      this.end('tab_deleted');
+      return;
+    }
     this.options.logger.warn({ err: error, tabId: this.options.tabId }, 'stream failed');
     this.end('error');
   }

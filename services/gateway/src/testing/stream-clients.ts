@@ -16,6 +16,7 @@ export const STREAM_EVENT_NAMES = [
   'chunk-delta',
   'chunk-seal',
   'turn-done',
+  'stream-live',
   'stream-end',
 ] as const;
 
