@@ -15,14 +15,29 @@ export const MessageCommandSchema = z.object({
   mode: MessageModeSchema,
   /** Epoch ms at which the gateway accepted it. */
   acceptedAt: z.number().int().nonnegative(),
+  /**
+   * The tab's cancel generation when the gateway accepted it: a later cancel (a higher
+   * generation) stops its turn, an earlier one never does. Absent (an older gateway): the
+   * generation the worker finds when it stores the message.
+   */
+  cancelGeneration: z.number().int().nonnegative().optional(),
 });
 export type MessageCommand = z.infer<typeof MessageCommandSchema>;
 
-/** Published (not queued) to stop a tab's running turn; the worker holding the tab acts on it. */
+/**
+ * Published (not queued) to stop a tab's running turn at once; the worker holding the tab acts
+ * on it. The fast path only: the cancel itself is recorded in Postgres first (the tab's cancel
+ * generation), and workers check that record too, so a cancel nobody heard is not lost.
+ */
 export function cancelSubject(tabId: string): string {
   return `chunklog.tab.${tabId}.cmd.cancel`;
 }
-export const CancelCommandSchema = z.object({ tabId: z.uuid() });
+export const CancelCommandSchema = z.object({
+  tabId: z.uuid(),
+  /** The tab's cancel generation this cancel recorded; absent: stop whatever turn is running. */
+  generation: z.number().int().positive().optional(),
+});
+export type CancelCommand = z.infer<typeof CancelCommandSchema>;
 
 /** Request/reply answered by the worker running the tab: the open block, for mid-block resume. */
 export function snapshotSubject(tabId: string): string {

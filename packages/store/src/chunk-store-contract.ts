@@ -643,6 +643,97 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
       });
     });
 
+    describe('cancel generations', () => {
+      it('counts cancels per tab, for its own tenant only', async () => {
+        const tenantId = await newTenant();
+        const tab = await newTab(tenantId);
+        const other = await newTab(tenantId);
+        expect(await store.cancelGeneration(tab.id)).toBe(0);
+        expect(await store.requestCancel(tab.id, { tenantId })).toBe(1);
+        expect(await store.requestCancel(tab.id)).toBe(2);
+        expect(await store.cancelGeneration(tab.id, { tenantId })).toBe(2);
+        expect(await store.cancelGeneration(other.id)).toBe(0);
+        const stranger = await newTenant();
+        expect(await rejection(store.requestCancel(tab.id, { tenantId: stranger }))).toBeInstanceOf(
+          NotFoundError,
+        );
+        expect(
+          await rejection(store.cancelGeneration(tab.id, { tenantId: stranger })),
+        ).toBeInstanceOf(NotFoundError);
+        expect(await rejection(store.requestCancel(randomUUID()))).toBeInstanceOf(NotFoundError);
+        expect(await rejection(store.cancelGeneration('nope'))).toBeInstanceOf(NotFoundError);
+        expect(await store.cancelGeneration(tab.id)).toBe(2);
+      });
+
+      it('keeps a message’s stamp, and stamps an unstamped one with the generation now', async () => {
+        const tab = await newTab();
+        const stamped = randomUUID();
+        const unstamped = randomUUID();
+        await store.inboxPut({
+          tabId: tab.id,
+          chunkId: stamped,
+          text: 'before the cancel',
+          mode: 'interrupt',
+          cancelGeneration: 0,
+        });
+        await store.requestCancel(tab.id);
+        await store.inboxPut({ tabId: tab.id, chunkId: unstamped, text: 'x', mode: 'enqueue' });
+        const listed = await store.inboxList(tab.id);
+        expect(listed.map((message) => [message.chunkId, message.cancelGeneration])).toEqual([
+          [stamped, 0],
+          [unstamped, 1],
+        ]);
+        expect(
+          await rejection(
+            store.inboxPut({
+              tabId: tab.id,
+              chunkId: randomUUID(),
+              text: 'x',
+              mode: 'enqueue',
+              cancelGeneration: -1,
+            }),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+      });
+
+      it('records the turn’s generation for its holder only, through a takeover, until release', async () => {
+        const tab = await newTab();
+        const turnId = randomUUID();
+        const input = { owner: 'worker-a', cancelGeneration: 3 };
+        expect(await store.setTurnCancelGeneration(tab.id, input)).toBe(false);
+        await store.acquireLease(tab.id, { owner: 'worker-a', turnId, leaseMs: 1 });
+        expect((await store.getLease(tab.id))!.cancelGeneration).toBeNull();
+        expect(
+          await store.setTurnCancelGeneration(tab.id, { owner: 'worker-b', cancelGeneration: 5 }),
+        ).toBe(false);
+        expect(await store.setTurnCancelGeneration(tab.id, input)).toBe(true);
+        expect(await store.getLease(tab.id)).toMatchObject({
+          owner: 'worker-a',
+          cancelGeneration: 3,
+        });
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        const taken = await store.acquireLease(tab.id, {
+          owner: 'worker-b',
+          turnId,
+          leaseMs: 30_000,
+        });
+        expect(taken.takenOver).toEqual({ turnId, owner: 'worker-a' });
+        expect(await store.getLease(tab.id)).toMatchObject({
+          owner: 'worker-b',
+          cancelGeneration: 3,
+        });
+        expect(await store.releaseLease(tab.id, { owner: 'worker-b', usage: zeroUsage })).toBe(
+          true,
+        );
+        await store.acquireLease(tab.id, {
+          owner: 'worker-b',
+          turnId: randomUUID(),
+          leaseMs: 30_000,
+        });
+        expect((await store.getLease(tab.id))!.cancelGeneration).toBeNull();
+      });
+    });
+
     describe('tenants and api keys', () => {
       it('authenticates a stored key to its tenant and nothing else', async () => {
         const tenant = await store.createTenant({ name: `acme-${randomUUID()}` });

@@ -10,6 +10,11 @@ export interface InboxMessage {
   chunkId: string;
   text: string;
   mode: MessageMode;
+  /**
+   * The tab's cancel generation when the gateway accepted the message: a cancel recorded after
+   * it (a higher generation) stops its turn; one recorded before never does.
+   */
+  cancelGeneration: number;
   /** Epoch ms at which it entered the inbox; inbox order is (createdAt, chunkId). */
   createdAt: number;
 }
@@ -21,6 +26,8 @@ export interface TurnLease {
   owner: string;
   /** Epoch ms (database clock). */
   expiresAt: number;
+  /** The cancel generation the turn runs under, once its holder recorded it; else null. */
+  cancelGeneration: number | null;
 }
 
 export interface AcquireLeaseResult {
@@ -87,9 +94,31 @@ export interface ChunkStore {
   tabsNeedingWork(limit: number): Promise<string[]>;
   /** The lease currently on a tab, if any (expired or not). */
   getLease(tabId: string): Promise<TurnLease | null>;
+  /**
+   * Records the cancel generation the holder's turn runs under (kept through a takeover, cleared
+   * on release); false when the lease is not this owner's.
+   */
+  setTurnCancelGeneration(
+    tabId: string,
+    input: { owner: string; cancelGeneration: number },
+  ): Promise<boolean>;
 
-  /** Stores a message; false (and no change) when its chunkId is already in the inbox or the log. */
-  inboxPut(message: Omit<InboxMessage, 'createdAt'>): Promise<boolean>;
+  /**
+   * Records a cancel of everything accepted on the tab so far: raises the tab's cancel
+   * generation and returns it. Throws NotFoundError when absent or (with tenantId) another
+   * tenant's.
+   */
+  requestCancel(tabId: string, options?: { tenantId?: string }): Promise<number>;
+  /** The tab's cancel generation (how many cancels it has had); NotFoundError as getTab. */
+  cancelGeneration(tabId: string, options?: { tenantId?: string }): Promise<number>;
+
+  /**
+   * Stores a message; false (and no change) when its chunkId is already in the inbox or the log.
+   * Without a cancelGeneration it gets the tab's current one.
+   */
+  inboxPut(
+    message: Omit<InboxMessage, 'createdAt' | 'cancelGeneration'> & { cancelGeneration?: number },
+  ): Promise<boolean>;
   /** Waiting messages of a tab, oldest first. */
   inboxList(tabId: string): Promise<InboxMessage[]>;
   /** Removes messages once their chunks are appended. */

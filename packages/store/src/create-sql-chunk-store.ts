@@ -67,8 +67,14 @@ const InboxPutSchema = z
       .refine((text) => Buffer.byteLength(text, 'utf8') <= maxInboxTextBytes, 'text too large')
       .refine((text) => !text.includes('\u0000'), 'text contains a NUL character'),
     mode: z.enum(['interrupt', 'enqueue', 'reject']),
+    cancelGeneration: z.number().int().nonnegative().optional(),
   })
   .strict();
+
+const TurnCancelGenerationSchema = z.object({
+  owner: z.string().min(1).max(200),
+  cancelGeneration: z.number().int().nonnegative(),
+});
 
 const CreateTenantSchema = z.object({
   name: z.string().min(1).max(200),
@@ -98,6 +104,7 @@ interface InboxRow extends Record<string, unknown> {
   chunk_id: string;
   text: string;
   mode: MessageMode;
+  cancel_generation: number | string | bigint;
   created_at_ms: number;
 }
 
@@ -105,6 +112,7 @@ interface LeaseRow extends Record<string, unknown> {
   active_turn_id: string | null;
   lease_owner: string | null;
   lease_expires_at_ms: number | null;
+  turn_cancel_generation: number | string | bigint | null;
 }
 
 /**
@@ -328,7 +336,7 @@ export function createSqlChunkStore(
       const rows = await run(
         'release lease',
         `UPDATE tabs SET status = 'idle', active_turn_id = NULL, lease_owner = NULL,
-           lease_expires_at = NULL, updated_at = now(),
+           lease_expires_at = NULL, turn_cancel_generation = NULL, updated_at = now(),
            usage_input_tokens = usage_input_tokens + $3,
            usage_output_tokens = usage_output_tokens + $4,
            usage_cache_read_input_tokens = usage_cache_read_input_tokens + $5,
@@ -365,7 +373,7 @@ export function createSqlChunkStore(
       const id = requireTabId(tabId);
       const rows = await run<LeaseRow>(
         'get lease',
-        `SELECT active_turn_id, lease_owner,
+        `SELECT active_turn_id, lease_owner, turn_cancel_generation,
            floor(extract(epoch FROM lease_expires_at) * 1000)::double precision AS lease_expires_at_ms
          FROM tabs WHERE id = $1`,
         [id],
@@ -384,20 +392,67 @@ export function createSqlChunkStore(
         turnId: row.active_turn_id,
         owner: row.lease_owner,
         expiresAt: row.lease_expires_at_ms,
+        cancelGeneration:
+          row.turn_cancel_generation === null ? null : Number(row.turn_cancel_generation),
       };
+    },
+
+    async setTurnCancelGeneration(tabId, input) {
+      const id = requireTabId(tabId);
+      const { owner, cancelGeneration } = parse(
+        TurnCancelGenerationSchema,
+        input,
+        'turn cancel generation',
+      );
+      const rows = await run(
+        'set turn cancel generation',
+        `UPDATE tabs SET turn_cancel_generation = $3
+         WHERE id = $1 AND status = 'running' AND lease_owner = $2 RETURNING id`,
+        [id, owner, cancelGeneration],
+      );
+      return rows.length > 0;
+    },
+
+    async requestCancel(tabId, options) {
+      const id = requireTabId(tabId);
+      const rows = await run<{ cancel_generation: number | string | bigint }>(
+        'request cancel',
+        `UPDATE tabs SET cancel_generation = cancel_generation + 1
+         WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2) RETURNING cancel_generation`,
+        [id, options?.tenantId ?? null],
+      );
+      const row = rows[0];
+      if (row === undefined) throw new NotFoundError(`tab ${id} not found`);
+      return Number(row.cancel_generation);
+    },
+
+    async cancelGeneration(tabId, options) {
+      const id = requireTabId(tabId);
+      const rows = await run<{ cancel_generation: number | string | bigint }>(
+        'cancel generation',
+        `SELECT cancel_generation FROM tabs WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)`,
+        [id, options?.tenantId ?? null],
+        'chunklog_cancel_generation',
+      );
+      const row = rows[0];
+      if (row === undefined) throw new NotFoundError(`tab ${id} not found`);
+      return Number(row.cancel_generation);
     },
 
     async inboxPut(message) {
       const parsed = parse(InboxPutSchema, message, 'inbox message');
       // A chunkId already in the log is a message already delivered: refuse it quietly.
+      // Unstamped (an older gateway): the generation now, so no cancel already made touches it.
+      // The 0 fallback is for an unknown tab, which the foreign key then refuses as not found.
       const rows = await run(
         'inbox put',
-        `INSERT INTO inbox (chunk_id, tab_id, text, mode)
-         SELECT $1, $2, $3, $4
+        `INSERT INTO inbox (chunk_id, tab_id, text, mode, cancel_generation)
+         SELECT $1, $2, $3, $4,
+           coalesce($5::bigint, (SELECT cancel_generation FROM tabs WHERE id = $2::uuid), 0)
          WHERE NOT EXISTS (SELECT 1 FROM chunks WHERE id = $1)
          ON CONFLICT (chunk_id) DO NOTHING
          RETURNING chunk_id`,
-        [parsed.chunkId, parsed.tabId, parsed.text, parsed.mode],
+        [parsed.chunkId, parsed.tabId, parsed.text, parsed.mode, parsed.cancelGeneration ?? null],
       );
       return rows.length > 0;
     },
@@ -406,7 +461,7 @@ export function createSqlChunkStore(
       const id = requireTabId(tabId);
       const rows = await run<InboxRow>(
         'inbox list',
-        `SELECT tab_id, chunk_id, text, mode,
+        `SELECT tab_id, chunk_id, text, mode, cancel_generation,
            floor(extract(epoch FROM created_at) * 1000)::double precision AS created_at_ms
          FROM inbox WHERE tab_id = $1 ORDER BY created_at, chunk_id`,
         [id],
@@ -416,6 +471,7 @@ export function createSqlChunkStore(
         chunkId: row.chunk_id,
         text: row.text,
         mode: row.mode,
+        cancelGeneration: Number(row.cancel_generation),
         createdAt: row.created_at_ms,
       }));
     },

@@ -57,6 +57,13 @@ export const tabs = pgTable(
     // The highest seq a clear ever removed. The tail of a tab is the larger of this and its
     // highest stored seq, so a seq is never reused after a clear (DESIGN section 4).
     seqFloor: bigint('seq_floor', { mode: 'number' }).notNull().default(0),
+    // How many cancels the tab has had. A message is stamped with it when the gateway accepts
+    // it; a turn stops when the tab's generation rises above its opening message's stamp, so a
+    // cancel reaches a turn no worker was holding yet and never touches a later message.
+    cancelGeneration: bigint('cancel_generation', { mode: 'number' }).notNull().default(0),
+    // The stamp the running turn started under, recorded by its holder so a takeover knows
+    // which cancels apply to it; null between turns.
+    turnCancelGeneration: bigint('turn_cancel_generation', { mode: 'number' }),
     usageInputTokens: bigint('usage_input_tokens', { mode: 'number' }).notNull().default(0),
     usageOutputTokens: bigint('usage_output_tokens', { mode: 'number' }).notNull().default(0),
     usageCacheReadInputTokens: bigint('usage_cache_read_input_tokens', { mode: 'number' })
@@ -111,6 +118,8 @@ export const inbox = pgTable(
       .references(() => tabs.id, { onDelete: 'cascade' }),
     text: text('text').notNull(),
     mode: text('mode').notNull(),
+    // The tab's cancel generation when the gateway accepted the message.
+    cancelGeneration: bigint('cancel_generation', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
