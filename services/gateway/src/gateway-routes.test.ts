@@ -250,7 +250,7 @@ describe.each(backends)('gateway routes on $name', (backend) => {
   });
 
   describe('POST /v1/tabs/:tabId/cancel', () => {
-    it("publishes a cancel command on the tab's cancel subject", async () => {
+    it("records the cancel and publishes it on the tab's cancel subject", async () => {
       const tabId = await gateway.createTab();
       const received: unknown[] = [];
       const subscription = await gateway.backend.bus.subscribe(cancelSubject(tabId), (payload) =>
@@ -258,15 +258,36 @@ describe.each(backends)('gateway routes on $name', (backend) => {
       );
       const response = await gateway.request('POST', `/v1/tabs/${tabId}/cancel`);
       expect(response.status).toBe(202);
+      expect(await gateway.backend.store.cancelGeneration(tabId)).toBe(1);
       for (let attempt = 0; attempt < 100 && received.length === 0; attempt++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      expect(received).toEqual([{ tabId }]);
+      expect(received).toEqual([{ tabId, generation: 1 }]);
       const foreign = await gateway.request('POST', `/v1/tabs/${tabId}/cancel`, {
         key: gateway.tenantB.key,
       });
       expect(foreign.status).toBe(404);
+      expect(await gateway.backend.store.cancelGeneration(tabId)).toBe(1);
       await subscription.stop();
+    });
+
+    it('stamps messages with the cancels answered before them', async () => {
+      const tabId = await gateway.createTab();
+      const send = async () => {
+        const response = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+          body: { text: 'stamped' },
+        });
+        const { chunkId } = response.body as { chunkId: string };
+        for (let attempt = 0; attempt < 200; attempt++) {
+          const found = queued.find((command) => command.chunkId === chunkId);
+          if (found) return found;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        throw new Error(`message ${chunkId} never reached the queue`);
+      };
+      expect((await send()).cancelGeneration).toBe(0);
+      expect((await gateway.request('POST', `/v1/tabs/${tabId}/cancel`)).status).toBe(202);
+      expect((await send()).cancelGeneration).toBe(1);
     });
   });
 

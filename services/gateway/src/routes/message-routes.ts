@@ -43,7 +43,13 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     },
     async (request, reply) => {
       const { tabId } = request.params;
-      const tab = await store.getTab(tabId, { tenantId: tenantOf(request) });
+      const tenantId = tenantOf(request);
+      // The stamp is read before the 202: a cancel answered before this request began has
+      // raised it already, so it never touches this message; a later cancel stops its turn.
+      const [tab, cancelGeneration] = await Promise.all([
+        store.getTab(tabId, { tenantId }),
+        store.cancelGeneration(tabId, { tenantId }),
+      ]);
       const { text, mode } = request.body;
       if (mode === 'reject' && tab.status === 'running') {
         throw new ConflictError('a turn is running in this tab');
@@ -56,6 +62,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         text,
         mode,
         acceptedAt: clock(),
+        cancelGeneration,
       });
       // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
       await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
@@ -68,15 +75,22 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['messages'],
-        summary: "Stop the tab's running turn",
+        summary: "Stop the tab's running turn and the turns of messages accepted before it",
         params: TabIdParamsSchema,
         response: { 202: z.object({}), ...errorResponses(400, 401, 404, 429) },
       },
     },
     async (request, reply) => {
       const { tabId } = request.params;
-      await store.getTab(tabId, { tenantId: tenantOf(request) });
-      await bus.publish(cancelSubject(tabId), CancelCommandSchema.parse({ tabId }));
+      // Recorded first: a worker that holds the tab later, or did not hear the publish below,
+      // finds it in Postgres before its next model call (services/agent-worker/README.md).
+      const generation = await store.requestCancel(tabId, { tenantId: tenantOf(request) });
+      try {
+        // The fast path: the holder aborts the model stream at once.
+        await bus.publish(cancelSubject(tabId), CancelCommandSchema.parse({ tabId, generation }));
+      } catch (error) {
+        request.log.warn({ tabId, error }, 'cancel recorded but not published; workers poll it');
+      }
       return reply.code(202).send({});
     },
   );
