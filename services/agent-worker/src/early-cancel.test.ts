@@ -1,57 +1,154 @@
+import { randomUUID } from 'node:crypto';
 import { cancelSubject } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
 
+/** A tab whose log loads only when the test says so. */
+interface LoadGate {
+  reached: Promise<void>;
+  release(): void;
+}
+
 let harness: Harness | null;
-let release = () => {};
-let reachedReadAll = () => {};
-const readAllReached = new Promise<void>((resolve) => {
-  reachedReadAll = resolve;
-});
+const gates = new Map<string, LoadGate & { arrive(): void; released: Promise<void> }>();
+const slowWorkerId = `slow-${randomUUID().slice(0, 8)}`;
+const leaseMs = 1_000;
+
+/** Makes the slow worker's next readAll of `tabId` wait for `release()`. */
+function gateLoad(tabId: string): LoadGate {
+  let arrive = () => {};
+  let release = () => {};
+  const reached = new Promise<void>((resolve) => {
+    arrive = resolve;
+  });
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const gate = { reached, release, arrive, released };
+  gates.set(tabId, gate);
+  return gate;
+}
 
 beforeAll(async () => {
   harness = await createHarness('nats');
   if (!harness) return;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  // The only worker here loads logs slowly: its first readAll waits for the test to let it go.
+  // The first worker here loads a gated tab's log only when its test lets it go.
   const base = harness.store;
   const slowStore = new Proxy(base, {
     get(target, property, receiver) {
       if (property !== 'readAll') return Reflect.get(target, property, receiver);
       return async (...args: Parameters<ChunkStore['readAll']>) => {
-        reachedReadAll();
-        await gate;
+        const gate = gates.get(args[0]);
+        if (gate) {
+          gates.delete(args[0]);
+          gate.arrive();
+          await gate.released;
+        }
         return target.readAll(...args);
       };
     },
   });
-  await harness.startWorker({ store: slowStore });
+  await harness.startWorker({ store: slowStore, workerId: slowWorkerId, leaseMs });
 });
 afterAll(async () => {
-  release();
+  for (const gate of gates.values()) gate.release();
   await harness?.close();
 });
 
-describe('cancel', () => {
-  it('stops a turn cancelled while its worker is still loading the log', async (context) => {
+async function expectCancelledBeforeAnyModelCall(h: Harness, tabId: string, marker: string) {
+  const [done] = await h.turnsDone(tabId, 1);
+  expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
+  const log = await h.store.readAll(tabId);
+  assertGapFree(log);
+  // The message is kept; the model was never asked to answer it.
+  expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual(['user:text']);
+  expect(h.requestsMentioning(marker)).toEqual([]);
+}
+
+describe('cancel while the log loads', () => {
+  it('stops a turn cancelled on NATS while its worker is still loading the log', async (context) => {
     if (!harness) return context.skip();
     const tab = await harness.newTab();
-    await harness.send(tab.id, 'cancel me early [[sim: words 200]] [[sim: rate 50]]');
+    const gate = gateLoad(tab.id);
+    await harness.send(tab.id, 'cancel-me-early [[sim: words 200]] [[sim: rate 50]]');
     // The lease is taken (the tab shows as running) and the worker is reading the log.
-    await readAllReached;
+    await gate.reached;
     expect((await harness.store.getTab(tab.id)).status).toBe('running');
     await harness.bus.publish(cancelSubject(tab.id), { tabId: tab.id });
-    release();
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
-    const log = await harness.store.readAll(tab.id);
+    gate.release();
+    await expectCancelledBeforeAnyModelCall(harness, tab.id, 'cancel-me-early');
+  });
+
+  it('stops a turn whose cancel was recorded but never heard on NATS', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    const gate = gateLoad(tab.id);
+    await harness.send(tab.id, 'cancel-unheard [[sim: words 200]]');
+    await gate.reached;
+    // As when the gateway's publish goes out in the instant before the holder subscribes.
+    await harness.store.requestCancel(tab.id);
+    gate.release();
+    await expectCancelledBeforeAnyModelCall(harness, tab.id, 'cancel-unheard');
+  });
+});
+
+describe('lease renewal', () => {
+  it('keeps a tab whose log loads for longer than the lease from a second worker', async (context) => {
+    if (!harness) return context.skip();
+    const h = harness;
+    const tab = await h.newTab();
+    const gate = gateLoad(tab.id);
+    await h.send(tab.id, 'slow-log-lease [[sim: text "kept"]]');
+    await gate.reached;
+    const loadStartedAt = Date.now();
+    expect((await h.store.getLease(tab.id))?.owner).toBe(slowWorkerId);
+
+    // A second worker sweeping for expired leases, counting its sweeps and what it acquires.
+    const sweepsStartedAt: number[] = [];
+    const acquiredBySecond: string[] = [];
+    const watchedStore = new Proxy(h.store, {
+      get(target, property, receiver) {
+        if (property === 'tabsNeedingWork') {
+          return async (...args: Parameters<ChunkStore['tabsNeedingWork']>) => {
+            const startedAt = Date.now();
+            const tabs = await target.tabsNeedingWork(...args);
+            sweepsStartedAt.push(startedAt);
+            return tabs;
+          };
+        }
+        if (property === 'acquireLease') {
+          return async (...args: Parameters<ChunkStore['acquireLease']>) => {
+            const result = await target.acquireLease(...args);
+            if (result.acquired) acquiredBySecond.push(args[0]);
+            return result;
+          };
+        }
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    await h.startWorker({ store: watchedStore, leaseMs, sweepMs: 100 });
+
+    // Hold the load until a lease unrenewed since the acquire would have lapsed a whole lease
+    // ago, and the second worker has swept three times since then.
+    const lapsedBy = loadStartedAt + 2 * leaseMs;
+    const deadline = Date.now() + 30_000;
+    while (sweepsStartedAt.filter((startedAt) => startedAt > lapsedBy).length < 3) {
+      if (Date.now() > deadline) throw new Error('the second worker did not sweep in time');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await h.store.getLease(tab.id))?.owner).toBe(slowWorkerId);
+    gate.release();
+
+    const [done] = await h.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    expect(acquiredBySecond).not.toContain(tab.id);
+    const log = await h.store.readAll(tab.id);
     assertGapFree(log);
-    // The message is kept; the 200-word answer never got written in full.
-    expect(log[0]).toMatchObject({ role: 'user', type: 'text' });
-    const answer = log.find((chunk) => chunk.role === 'assistant' && chunk.type === 'text');
-    expect(answer === undefined || (answer.type === 'text' && answer.data.interrupted)).toBe(true);
+    expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual([
+      'user:text',
+      'assistant:text',
+    ]);
+    expect(h.requestsMentioning('slow-log-lease')).toHaveLength(1);
   });
 });

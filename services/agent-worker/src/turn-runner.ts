@@ -9,6 +9,7 @@ import {
   type Usage,
 } from '@chunklog/chunk-core';
 import type { ChunkStore, InboxMessage } from '@chunklog/store';
+import type { CancelWatch } from './cancel-watch';
 import type { Logger } from './logger';
 import { errorStatus, type RetryPolicy, retryDelay } from './retry-policy';
 import { buildStepRequest } from './step-request';
@@ -61,7 +62,9 @@ export function unansweredToolCalls(log: readonly Chunk[], turnId: string): Chun
  * per step builds the request from the log, streams the model into sealed chunks, runs the
  * step's tool calls concurrently (each result sealed as it completes), and folds waiting
  * `interrupt` messages in after the step's tool results. Publishes turn-start (not turn-done).
- * Throws LeaseLostError when another worker took the tab: then it must not write anything.
+ * Before every model call it reads the tab's cancel generation, so a cancel nobody heard on NATS
+ * still stops the turn (the opening user chunk is written first: an accepted message is never
+ * lost). Throws LeaseLostError when another worker took the tab: then it must not write anything.
  */
 export async function runTurn(input: {
   deps: TurnDependencies;
@@ -69,10 +72,11 @@ export async function runTurn(input: {
   config: TabConfig;
   turnId: string;
   start: TurnStart;
-  /** Aborted by cancel (and by lease loss, through the session). */
-  signal: AbortSignal;
+  /** Decides cancel; its signal also aborts on lease loss (through the session). */
+  cancel: CancelWatch;
 }): Promise<TurnOutcome> {
-  const { deps, session, config, turnId, start, signal } = input;
+  const { deps, session, config, turnId, start, cancel } = input;
+  const signal = cancel.signal;
   const { store, tools, newId, logger, metrics } = deps;
   const tabId = session.tabId;
   const maxSteps = config.maxSteps ?? deps.defaults.maxSteps;
@@ -80,9 +84,24 @@ export async function runTurn(input: {
 
   const append = (bodies: ChunkToAppend[]) => session.append(bodies);
 
-  /** Appends waiting interrupts (and refuses rejects) after `step`'s tool results. */
+  /** Reads the tab's cancel generation; a failed read only delays the cancel to the next one. */
+  const checkCancel = async () => {
+    try {
+      cancel.hear(await store.cancelGeneration(tabId));
+    } catch (error) {
+      logger.warn('cancel check failed', { tabId, turnId, error: errorText(error) });
+    }
+  };
+
+  /**
+   * Appends waiting interrupts (and refuses rejects) after `step`'s tool results. Once the turn
+   * is cancelled, only messages accepted before the cancel: later ones wait for a turn of their own.
+   */
   const drainInbox = async (step: number): Promise<number> => {
     const waiting = await store.inboxList(tabId);
+    // A stamp above the turn's own can only come from a cancel made before that message.
+    for (const message of waiting) cancel.hear(message.cancelGeneration);
+    const cancelledAt = cancel.cancelledAt();
     const known = new Set(session.log.map((chunk) => chunk.id));
     const bodies: ChunkToAppend[] = [];
     const done: string[] = [];
@@ -93,6 +112,7 @@ export async function runTurn(input: {
         done.push(message.chunkId);
         continue;
       }
+      if (cancelledAt !== null && message.cancelGeneration >= cancelledAt) continue;
       if (message.mode === 'interrupt') {
         bodies.push({
           id: message.chunkId,
@@ -196,9 +216,13 @@ export async function runTurn(input: {
   // to it already finds the tab idle.
   const finish = async (reason: TurnDoneReason): Promise<TurnOutcome> => ({ reason, usage });
 
-  const cancelled = async (): Promise<TurnOutcome> => {
+  /** Ends the turn cancelled; `lastStep` is the step whose results waiting interrupts follow. */
+  const cancelled = async (lastStep: number): Promise<TurnOutcome> => {
     if (session.lost) throw new LeaseLostError(tabId);
     await answerUnanswered('Cancelled before the tool finished.');
+    // Messages accepted before the cancel are part of what it stopped: their chunks land now,
+    // unanswered, rather than each opening a turn that would be cancelled in turn.
+    await drainInbox(lastStep);
     return finish('cancelled');
   };
 
@@ -225,7 +249,11 @@ export async function runTurn(input: {
 
   try {
     for (; ; step++) {
-      if (signal.aborted) return await cancelled();
+      const lastStep = step === 0 ? 0 : step - 1;
+      // Before every model call, and so after the tab was subscribed to and its log loaded: a
+      // cancel recorded while no worker held the tab, or published before its holder listened.
+      await checkCancel();
+      if (signal.aborted) return await cancelled(lastStep);
       if (step >= maxSteps) return await finish('max_steps');
 
       const offered = tools
@@ -254,7 +282,7 @@ export async function runTurn(input: {
         });
         usage = addUsage(usage, result.usage);
         toolCalls.push(...result.toolCalls);
-        if (result.outcome === 'aborted') return await cancelled();
+        if (result.outcome === 'aborted') return await cancelled(step);
         if (result.outcome === 'finished') {
           stopReason = result.stopReason;
           break;
@@ -291,13 +319,13 @@ export async function runTurn(input: {
         }
         metrics?.modelRetries.inc({ status: String(errorStatus(result.error) ?? 'none') });
         await sleep(delay, signal);
-        if (signal.aborted) return await cancelled();
+        if (signal.aborted) return await cancelled(step);
         toolCalls = [];
       }
 
       if (toolCalls.length > 0) {
         await runTools(toolCalls, step);
-        if (signal.aborted) return await cancelled();
+        if (signal.aborted) return await cancelled(step);
       }
       const interrupts = await drainInbox(step);
       const modelWantsMore = toolCalls.length > 0 || stopReason === 'pause_turn';

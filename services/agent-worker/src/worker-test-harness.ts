@@ -12,6 +12,7 @@ import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { type Bus, createMemoryBus, createNatsBus } from '@chunklog/bus';
 import {
   type Chunk,
+  cancelSubject,
   INTAKE_QUEUE,
   type LiveEvent,
   LiveEventSchema,
@@ -43,8 +44,13 @@ export interface Harness {
   /** Every live event received, in order, per tab. */
   events: Map<string, LiveEvent[]>;
   newTab(config?: TabConfig): Promise<Tab>;
-  /** What the gateway does on POST /messages: a durable intake item with msgId = chunkId. */
+  /**
+   * What the gateway does on POST /messages: a durable intake item with msgId = chunkId, stamped
+   * with the tab's cancel generation.
+   */
   send(tabId: string, text: string, mode?: MessageCommand['mode']): Promise<string>;
+  /** What the gateway does on POST /cancel: records the cancel, then publishes it (the fast path). */
+  cancel(tabId: string): Promise<number>;
   startWorker(overrides?: Partial<WorkerDependencies>): Promise<Worker>;
   /** The simulator's requests whose body contains `text` (a marker in the turn's message). */
   requestsMentioning(text: string): Simulator['requests'];
@@ -106,9 +112,21 @@ export async function createHarness(bus: 'nats' | 'memory' = 'nats'): Promise<Ha
     newTab: (config) => store.createTab({ tenantId, title: 'test', ...(config ? { config } : {}) }),
     async send(tabId, text, mode = 'interrupt') {
       const chunkId = randomUUID();
-      const command: MessageCommand = { tabId, chunkId, text, mode, acceptedAt: Date.now() };
+      const command: MessageCommand = {
+        tabId,
+        chunkId,
+        text,
+        mode,
+        acceptedAt: Date.now(),
+        cancelGeneration: await store.cancelGeneration(tabId),
+      };
       await theBus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
       return chunkId;
+    },
+    async cancel(tabId) {
+      const generation = await store.requestCancel(tabId);
+      await theBus.publish(cancelSubject(tabId), { tabId, generation });
+      return generation;
     },
     async startWorker(overrides = {}) {
       const worker = createWorker({

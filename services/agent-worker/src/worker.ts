@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Bus, Subscription, WorkItem } from '@chunklog/bus';
 import {
+  CancelCommandSchema,
   type Chunk,
   cancelSubject,
   emptyUsage,
@@ -12,8 +13,9 @@ import {
   snapshotSubject,
   type TabConfig,
 } from '@chunklog/chunk-core';
-import type { AcquireLeaseResult, ChunkStore } from '@chunklog/store';
+import type { AcquireLeaseResult, ChunkStore, InboxMessage } from '@chunklog/store';
 import { builtinTools } from './builtin-tools';
+import { CancelWatch } from './cancel-watch';
 import type { Logger } from './logger';
 import { createRemoteToolDirectory } from './remote-tools';
 import { defaultRetryPolicy, type RetryPolicy } from './retry-policy';
@@ -113,45 +115,56 @@ export function createWorker(deps: WorkerDependencies): Worker {
     ...(excludeTools ? { excludeTools } : {}),
   });
 
-  /** Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel. */
+  /**
+   * Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel. Called
+   * right after the lease is acquired: renewal starts before the log loads, so a long log never
+   * lets the lease lapse into a takeover.
+   */
   async function holdTab(
     tabId: string,
     turnId: string,
-    body: (session: TabSession, signal: AbortSignal) => Promise<TurnOutcome | null>,
+    body: (session: TabSession, cancel: CancelWatch) => Promise<TurnOutcome | null>,
     parentSignal?: AbortSignal,
   ): Promise<TurnOutcome | null> {
-    const turnAbort = new AbortController();
-    const abortTurn = () => turnAbort.abort();
-    // Listening before the log is read: the tab shows as running from the lease on, and a
-    // cancel sent then must not fall in the gap while a long log loads.
-    const held: Subscription[] = [await bus.subscribe(cancelSubject(tabId), abortTurn)];
-    let log: Chunk[];
-    try {
-      log = await store.readAll(tabId);
-    } catch (error) {
-      await Promise.allSettled(held.map((subscription) => subscription.stop()));
-      throw error;
-    }
-    const session = new TabSession(tabId, log, store, bus, logger, metrics);
-    sessions.set(tabId, session);
-    metrics.runningTurns.inc();
-    session.lifetime.signal.addEventListener('abort', abortTurn, { once: true });
-    parentSignal?.addEventListener('abort', abortTurn, { once: true });
-    if (parentSignal?.aborted) abortTurn();
+    const cancel = new CancelWatch();
+    const abortTurn = () => cancel.abort();
+    let session: TabSession | null = null;
+    let lostWhileLoading = false;
     const renewer = setInterval(
       () => {
         store.renewLease(tabId, { owner: workerId, leaseMs }).then(
           (renewed) => {
-            if (!renewed) session.markLost();
+            if (renewed) return;
+            if (session) session.markLost();
+            else lostWhileLoading = true;
           },
           (error) => logger.warn('lease renewal failed; retrying', { tabId, error }),
         );
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
+    const held: Subscription[] = [];
     try {
-      held.push(await bus.serve(snapshotSubject(tabId), async () => session.snapshot()));
-      const outcome = await body(session, turnAbort.signal);
+      // Listening before the log is read: the tab shows as running from the lease on, and a
+      // cancel sent then must not fall in the gap while a long log loads. One published before
+      // this subscription is found in the store before the first model call.
+      held.push(
+        await bus.subscribe(cancelSubject(tabId), (payload) => {
+          const command = CancelCommandSchema.safeParse(payload);
+          cancel.hear(command.success ? command.data.generation : undefined);
+        }),
+      );
+      const log = await store.readAll(tabId);
+      if (lostWhileLoading) throw new LeaseLostError(tabId);
+      const current = new TabSession(tabId, log, store, bus, logger, metrics);
+      session = current;
+      sessions.set(tabId, current);
+      metrics.runningTurns.inc();
+      current.lifetime.signal.addEventListener('abort', abortTurn, { once: true });
+      parentSignal?.addEventListener('abort', abortTurn, { once: true });
+      if (parentSignal?.aborted) abortTurn();
+      held.push(await bus.serve(snapshotSubject(tabId), async () => current.snapshot()));
+      const outcome = await body(current, cancel);
       clearInterval(renewer);
       logger.debug('turn over; releasing', { tabId, turnId, reason: outcome?.reason });
       const usage = outcome?.usage ?? emptyUsage();
@@ -163,14 +176,14 @@ export function createWorker(deps: WorkerDependencies): Worker {
         metrics.tokens.inc({ kind: 'output' }, usage.outputTokens);
         metrics.tokens.inc({ kind: 'cache_read' }, usage.cacheReadInputTokens);
         metrics.tokens.inc({ kind: 'cache_write' }, usage.cacheCreationInputTokens);
-        await session.publish({
+        await current.publish({
           event: 'turn-done',
           data: { tabId, turnId, reason: outcome.reason, usage },
         });
       }
       return outcome;
     } catch (error) {
-      if (error instanceof LeaseLostError || session.lost) {
+      if (error instanceof LeaseLostError || session?.lost) {
         // A conflict while the lease is still ours means a stale writer (a worker that was
         // paused past its lease) appended first: the caller re-reads the log and repairs.
         const lease = stopping ? null : await store.getLease(tabId).catch(() => null);
@@ -182,10 +195,25 @@ export function createWorker(deps: WorkerDependencies): Worker {
     } finally {
       clearInterval(renewer);
       parentSignal?.removeEventListener('abort', abortTurn);
-      sessions.delete(tabId);
-      metrics.runningTurns.dec();
+      if (session) {
+        sessions.delete(tabId);
+        metrics.runningTurns.dec();
+      }
       await Promise.allSettled(held.map((subscription) => subscription.stop()));
     }
+  }
+
+  /**
+   * Fixes the cancel generation the turn runs under, in the store first (a worker taking the
+   * turn over reads it there) and then for this worker's cancel checks.
+   */
+  async function beginTurn(tabId: string, cancel: CancelWatch, cancelGeneration: number) {
+    const recorded = await store.setTurnCancelGeneration(tabId, {
+      owner: workerId,
+      cancelGeneration,
+    });
+    if (!recorded) throw new LeaseLostError(tabId);
+    cancel.begin(cancelGeneration);
   }
 
   /** The `task` tool's engine: a child tab, one turn through the same path, its final text. */
@@ -206,14 +234,16 @@ export function createWorker(deps: WorkerDependencies): Worker {
     const outcome = await holdTab(
       child.id,
       turnId,
-      async (session, turnSignal) => {
+      async (session, cancel) => {
+        // A brand-new tab: any cancel of it stops the subagent.
+        await beginTurn(child.id, cancel, 0);
         const result = await runTurn({
           deps: turnDependencies(['task']),
           session,
           config: lease.tab.config,
           turnId,
           start: { kind: 'message', message: { chunkId: ids(), text: prompt } },
-          signal: turnSignal,
+          cancel,
         });
         log = session.log;
         return result;
@@ -238,7 +268,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
   /** After another worker died mid-turn: answer its open calls, say so, and go on if possible. */
   async function takeOver(
     session: TabSession,
-    signal: AbortSignal,
+    cancel: CancelWatch,
     config: AcquireLeaseResult['tab']['config'],
     turnId: string,
     previousOwner: string,
@@ -258,7 +288,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       config,
       turnId,
       start: { kind: 'resume', step: plan.resumeStep },
-      signal,
+      cancel,
     });
   }
 
@@ -291,20 +321,34 @@ export function createWorker(deps: WorkerDependencies): Worker {
     }
 
     function runHeld(takenOver: AcquireLeaseResult['takenOver']) {
-      return holdTab(tabId, activeTurnId, async (session, signal) => {
+      return holdTab(tabId, activeTurnId, async (session, cancel) => {
         if (takenOver && session.log.some((chunk) => chunk.turnId === takenOver.turnId)) {
           logger.info('taking over a turn', { tabId, turnId: activeTurnId, from: takenOver.owner });
-          return takeOver(session, signal, lease.tab.config, activeTurnId, takenOver.owner);
+          // The generation the dead holder recorded, so a cancel sent since still applies; when
+          // none was recorded (a turn begun before cancel generations existed), the current one.
+          const recorded = (await store.getLease(tabId))?.cancelGeneration ?? null;
+          await beginTurn(tabId, cancel, recorded ?? (await store.cancelGeneration(tabId)));
+          return takeOver(session, cancel, lease.tab.config, activeTurnId, takenOver.owner);
         }
-        const [opener] = await store.inboxList(tabId);
+        // The oldest stamp first: a message accepted before a cancel opens (and ends) the
+        // cancelled turn even when the intake stored a later one first.
+        const opener = (await store.inboxList(tabId)).reduce<InboxMessage | undefined>(
+          (oldest, message) =>
+            oldest === undefined || message.cancelGeneration < oldest.cancelGeneration
+              ? message
+              : oldest,
+          undefined,
+        );
         if (!opener) return null;
+        // Recorded before the opener's chunk is written, so a takeover always finds it.
+        await beginTurn(tabId, cancel, opener.cancelGeneration);
         return runTurn({
           deps: turnDependencies(),
           session,
           config: lease.tab.config,
           turnId: activeTurnId,
           start: { kind: 'message', message: opener },
-          signal,
+          cancel,
         });
       });
     }
@@ -351,10 +395,16 @@ export function createWorker(deps: WorkerDependencies): Worker {
       await item.ack();
       return;
     }
-    const { tabId, chunkId, text, mode } = parsed.data;
+    const { tabId, chunkId, text, mode, cancelGeneration } = parsed.data;
     try {
       // Idempotent by chunkId: a redelivered message finds itself stored and changes nothing.
-      await store.inboxPut({ tabId, chunkId, text, mode });
+      await store.inboxPut({
+        tabId,
+        chunkId,
+        text,
+        mode,
+        ...(cancelGeneration === undefined ? {} : { cancelGeneration }),
+      });
     } catch (error) {
       // A deleted tab or a message the store can never hold will not get better by waiting.
       const permanent = error instanceof NotFoundError || error instanceof InvalidInputError;

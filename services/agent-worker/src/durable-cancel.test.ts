@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import type { Chunk } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { builtinTools } from './builtin-tools';
+import { defineTool, type ToolDefinition } from './tool-registry';
+import type { Worker } from './worker';
+import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+
+let harness: Harness | null;
+let worker: Worker | null = null;
+
+/** A tool that runs until the test lets it go: a turn held between two steps on demand. */
+let toolReached = () => {};
+const toolRunning = new Promise<void>((resolve) => {
+  toolReached = resolve;
+});
+let releaseTool = () => {};
+const toolReleased = new Promise<void>((resolve) => {
+  releaseTool = resolve;
+});
+const holdTool = defineTool({
+  name: 'hold',
+  description: 'Waits until the test releases it.',
+  inputSchema: z.object({}),
+  async run() {
+    toolReached();
+    await toolReleased;
+    return 'released';
+  },
+});
+
+beforeAll(async () => {
+  // No worker yet: the first test needs a message to wait with nobody to take it.
+  harness = await createHarness('nats');
+});
+afterAll(async () => {
+  releaseTool();
+  await harness?.close();
+});
+
+async function startWorker(h: Harness): Promise<Worker> {
+  worker ??= await h.startWorker({
+    tools: [...builtinTools(), holdTool as ToolDefinition<unknown>],
+  });
+  return worker;
+}
+
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function userTexts(log: readonly Chunk[]): string[] {
+  return log.flatMap((chunk) =>
+    chunk.role === 'user' && chunk.type === 'text' ? [chunk.data.text] : [],
+  );
+}
+
+describe('durable cancel', () => {
+  it('stops the turn of a message cancelled while it waited for a worker, before any model call', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    const chunkId = await harness.send(tab.id, 'waiting-for-a-worker [[sim: words 50]]');
+    // Nobody holds the tab: only the record in Postgres can carry this cancel.
+    expect(await harness.cancel(tab.id)).toBe(1);
+    await startWorker(harness);
+
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
+    const log = await harness.store.readAll(tab.id);
+    // The accepted message is kept, unanswered, and the model was never called for it.
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatchObject({ id: chunkId, role: 'user', type: 'text' });
+    expect(harness.requestsMentioning('waiting-for-a-worker')).toEqual([]);
+    expect((await harness.store.getTab(tab.id)).status).toBe('idle');
+    expect(await harness.store.inboxList(tab.id)).toEqual([]);
+
+    // A message accepted after the cancel runs, on top of a log that still builds a valid request.
+    await harness.send(tab.id, 'after-the-cancel [[sim: text "answered"]]');
+    const turns = await harness.turnsDone(tab.id, 2);
+    expect(turns.map((event) => event.event === 'turn-done' && event.data.reason)).toEqual([
+      'cancelled',
+      'completed',
+    ]);
+    const requests = harness.requestsMentioning('after-the-cancel');
+    expect(requests).toHaveLength(1);
+    expect(JSON.stringify(requests[0]!.body)).toContain('waiting-for-a-worker');
+    const after = await harness.store.readAll(tab.id);
+    assertGapFree(after);
+    expect(after.at(-1)).toMatchObject({
+      role: 'assistant',
+      type: 'text',
+      data: { text: 'answered' },
+    });
+  });
+
+  it('leaves the next message alone after a cancel of an idle tab', async (context) => {
+    if (!harness) return context.skip();
+    await startWorker(harness);
+    const tab = await harness.newTab();
+    await harness.cancel(tab.id);
+    await harness.send(tab.id, 'idle-cancel-then-this [[sim: text "fine"]]');
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    expect(harness.requestsMentioning('idle-cancel-then-this')).toHaveLength(1);
+    const log = await harness.store.readAll(tab.id);
+    expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual([
+      'user:text',
+      'assistant:text',
+    ]);
+  });
+
+  it('stops a turn between steps on a cancel nobody published, and runs a message sent after it as its own turn', async (context) => {
+    if (!harness) return context.skip();
+    await startWorker(harness);
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'held-between-steps [[sim: tool hold {}]]');
+    await toolRunning;
+    // Recorded only (the NATS publish lost): the worker finds it before its next model call.
+    await harness.store.requestCancel(tab.id);
+    const laterId = await harness.send(tab.id, 'sent-after-the-stop [[sim: text "second"]]');
+    await until(
+      async () =>
+        (await harness!.store.inboxList(tab.id)).some((message) => message.chunkId === laterId),
+      'the later message to wait in the inbox',
+    );
+    releaseTool();
+
+    const turns = await harness.turnsDone(tab.id, 2);
+    expect(turns.map((event) => event.event === 'turn-done' && event.data.reason)).toEqual([
+      'cancelled',
+      'completed',
+    ]);
+    // Step 0 only: no model call after the tool result.
+    const firstTurnRequests = harness
+      .requestsMentioning('held-between-steps')
+      .filter((request) => !JSON.stringify(request.body).includes('sent-after-the-stop'));
+    expect(firstTurnRequests).toHaveLength(1);
+    expect(harness.requestsMentioning('sent-after-the-stop')).toHaveLength(1);
+
+    const log = await harness.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(userTexts(log)).toEqual([
+      'held-between-steps [[sim: tool hold {}]]',
+      'sent-after-the-stop [[sim: text "second"]]',
+    ]);
+    const first = log[0]!;
+    const later = log.find((chunk) => chunk.id === laterId)!;
+    // The later message was not folded into the cancelled turn as an interrupt.
+    expect(later.turnId).not.toBe(first.turnId);
+    expect(log.find((chunk) => chunk.type === 'tool_result')).toMatchObject({
+      turnId: first.turnId,
+      data: { result: 'released', isError: false },
+    });
+    expect(log.at(-1)).toMatchObject({ turnId: later.turnId, data: { text: 'second' } });
+  });
+
+  it('ends a turn taken over from a dead worker when a cancel was recorded after the turn began', async (context) => {
+    if (!harness) return context.skip();
+    await startWorker(harness);
+    const tab = await harness.newTab();
+    // A worker that began a turn, recorded its generation, wrote the user chunk and died.
+    const turnId = randomUUID();
+    const owner = 'a-worker-that-died';
+    await harness.store.acquireLease(tab.id, { owner, turnId, leaseMs: 300 });
+    await harness.store.setTurnCancelGeneration(tab.id, { owner, cancelGeneration: 0 });
+    await harness.store.append(tab.id, [
+      {
+        id: randomUUID(),
+        tabId: tab.id,
+        turnId,
+        step: 0,
+        role: 'user',
+        type: 'text',
+        data: { text: 'orphaned-by-a-crash [[sim: words 30]]' },
+      },
+    ]);
+    // Nobody listens on NATS now; the taker finds the cancel in Postgres.
+    await harness.cancel(tab.id);
+
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done).toMatchObject({ event: 'turn-done', data: { turnId, reason: 'cancelled' } });
+    const log = await harness.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual([
+      'user:text',
+      'system:system',
+    ]);
+    expect(harness.requestsMentioning('orphaned-by-a-crash')).toEqual([]);
+  });
+});
