@@ -13,7 +13,7 @@ interface LoadGate {
 let harness: Harness | null;
 const gates = new Map<string, LoadGate & { arrive(): void; released: Promise<void> }>();
 const slowWorkerId = `slow-${randomUUID().slice(0, 8)}`;
-const leaseMs = 1_000;
+const leaseMs = 2_000;
 
 /** Makes the slow worker's next readAll of `tabId` wait for `release()`. */
 function gateLoad(tabId: string): LoadGate {
