@@ -166,7 +166,7 @@ describe('durable cancel', () => {
     // A worker that began a turn, recorded its generation, wrote the user chunk and died.
     const turnId = randomUUID();
     const owner = 'a-worker-that-died';
-    await harness.store.acquireLease(tab.id, { owner, turnId, leaseMs: 300 });
+    await harness.store.acquireLease(tab.id, { owner, turnId, leaseMs: 60_000 });
     await harness.store.setTurnCancelGeneration(tab.id, { owner, cancelGeneration: 0 });
     await harness.store.append(tab.id, [
       {
@@ -181,6 +181,8 @@ describe('durable cancel', () => {
     ]);
     // Nobody listens on NATS now; the taker finds the cancel in Postgres.
     await harness.cancel(tab.id);
+    // Only now does the lease lapse (renewed for 1 ms), so the sweep cannot take it earlier.
+    expect(await harness.store.renewLease(tab.id, { owner, leaseMs: 1 })).toBe(true);
 
     const [done] = await harness.turnsDone(tab.id, 1);
     expect(done).toMatchObject({ event: 'turn-done', data: { turnId, reason: 'cancelled' } });
