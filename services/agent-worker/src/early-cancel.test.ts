@@ -12,6 +12,8 @@ interface LoadGate {
 
 let harness: Harness | null;
 const gates = new Map<string, LoadGate & { arrive(): void; released: Promise<void> }>();
+/** Every gate made, so that a failed test cannot leave a load hanging past the suite. */
+const allGates: LoadGate[] = [];
 const slowWorkerId = `slow-${randomUUID().slice(0, 8)}`;
 const leaseMs = 2_000;
 
@@ -27,6 +29,7 @@ function gateLoad(tabId: string): LoadGate {
   });
   const gate = { reached, release, arrive, released };
   gates.set(tabId, gate);
+  allGates.push(gate);
   return gate;
 }
 
@@ -52,7 +55,7 @@ beforeAll(async () => {
   await harness.startWorker({ store: slowStore, workerId: slowWorkerId, leaseMs });
 });
 afterAll(async () => {
-  for (const gate of gates.values()) gate.release();
+  for (const gate of allGates) gate.release();
   await harness?.close();
 });
 
