@@ -50,14 +50,23 @@ export const TabConfigSchema = TabConfigFieldsSchema.refine(
 );
 export type TabConfig = z.infer<typeof TabConfigSchema>;
 
+/**
+ * A tab's settings as read back: unrefined, and with no upper bound on the thinking budget.
+ * Tabs stored before those rules may hold a budget at or above maxTokens (tabRequestOptions
+ * still makes their requests valid) or above MAX_OUTPUT_TOKENS (creation once took any budget
+ * from 1024), and must stay readable: a response failing its schema would be a 500 for the tab
+ * and for every list page holding it.
+ */
+const StoredTabConfigSchema = TabConfigFieldsSchema.extend({
+  thinking: z.object({ budgetTokens: z.number().int().min(1024) }).optional(),
+});
+
 /** A tab as the API returns it (contract: DESIGN section 6). */
 export const TabSchema = z.object({
   id: z.uuid(),
   parentTabId: z.uuid().nullable(),
   title: z.string(),
-  // Unrefined: tabs stored before the thinking bound may hold a budget at or above maxTokens
-  // (tabRequestOptions still makes their requests valid), and must stay readable.
-  config: TabConfigFieldsSchema,
+  config: StoredTabConfigSchema,
   status: TabStatusSchema,
   activeTurnId: z.uuid().nullable(),
   lastSeq: z.number().int().nonnegative(),
