@@ -159,6 +159,29 @@ describe('durable cancel', () => {
     expect(log.at(-1)).toMatchObject({ turnId: later.turnId, data: { text: 'second' } });
   });
 
+  it('stops a turn waiting to retry a failed model call on a cancel nobody published', async (context) => {
+    if (!harness) return context.skip();
+    await startWorker(harness);
+    const tab = await harness.newTab();
+    // The first attempt fails with a 4 s retry-after: the cancel is recorded during that wait.
+    await harness.send(
+      tab.id,
+      'retry-after-a-cancel [[sim: error 529 retry-after=4 times=1]] [[sim: text "too late"]]',
+    );
+    await until(
+      async () => harness!.requestsMentioning('retry-after-a-cancel').length > 0,
+      'the first model call',
+    );
+    // Recorded only (the NATS publish lost): the retry is a model call, checked like any other.
+    await harness.store.requestCancel(tab.id);
+
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
+    expect(harness.requestsMentioning('retry-after-a-cancel')).toHaveLength(1);
+    const log = await harness.store.readAll(tab.id);
+    expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual(['user:text']);
+  });
+
   it('ends a turn taken over from a dead worker when a cancel was recorded after the turn began', async (context) => {
     if (!harness) return context.skip();
     await startWorker(harness);

@@ -319,6 +319,9 @@ export async function runTurn(input: {
         }
         metrics?.modelRetries.inc({ status: String(errorStatus(result.error) ?? 'none') });
         await sleep(delay, signal);
+        // A retry is a model call too: a cancel recorded during the wait (retry-after can be a
+        // minute) and never heard on NATS stops the turn here, not after one more answer.
+        await checkCancel();
         if (signal.aborted) return await cancelled(step);
         toolCalls = [];
       }
