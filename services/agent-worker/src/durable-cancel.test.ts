@@ -30,18 +30,43 @@ const holdTool = defineTool({
   },
 });
 
+/** A second such tool, for a turn stopped with no later message to carry the cancel. */
+let secondToolReached = () => {};
+const secondToolRunning = new Promise<void>((resolve) => {
+  secondToolReached = resolve;
+});
+let releaseSecondTool = () => {};
+const secondToolReleased = new Promise<void>((resolve) => {
+  releaseSecondTool = resolve;
+});
+const holdAgainTool = defineTool({
+  name: 'hold_again',
+  description: 'Waits until the test releases it.',
+  inputSchema: z.object({}),
+  async run() {
+    secondToolReached();
+    await secondToolReleased;
+    return 'released';
+  },
+});
+
 beforeAll(async () => {
   // No worker yet: the first test needs a message to wait with nobody to take it.
   harness = await createHarness('nats');
 });
 afterAll(async () => {
   releaseTool();
+  releaseSecondTool();
   await harness?.close();
 });
 
 async function startWorker(h: Harness): Promise<Worker> {
   worker ??= await h.startWorker({
-    tools: [...builtinTools(), holdTool as ToolDefinition<unknown>],
+    tools: [
+      ...builtinTools(),
+      holdTool as ToolDefinition<unknown>,
+      holdAgainTool as ToolDefinition<unknown>,
+    ],
   });
   return worker;
 }
@@ -157,6 +182,30 @@ describe('durable cancel', () => {
       data: { result: 'released', isError: false },
     });
     expect(log.at(-1)).toMatchObject({ turnId: later.turnId, data: { text: 'second' } });
+  });
+
+  it('stops a turn between steps on a cancel only recorded in Postgres, with no message to carry it', async (context) => {
+    if (!harness) return context.skip();
+    await startWorker(harness);
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'recorded-between-steps [[sim: tool hold_again {}]]');
+    await secondToolRunning;
+    // Nothing else tells the worker: no NATS publish, no later message stamped after it.
+    await harness.store.requestCancel(tab.id);
+    releaseSecondTool();
+
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
+    // Step 0 only: the store was read before the step-1 call.
+    expect(harness.requestsMentioning('recorded-between-steps')).toHaveLength(1);
+    const log = await harness.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual([
+      'user:text',
+      'assistant:tool_call',
+      'tool:tool_result',
+    ]);
+    expect(log.at(-1)).toMatchObject({ data: { result: 'released', isError: false } });
   });
 
   it('stops a turn waiting to retry a failed model call on a cancel nobody published', async (context) => {
