@@ -95,6 +95,32 @@ async function seedOldRows(
   return seeded;
 }
 
+/**
+ * During a rolling deploy a worker of the previous release still takes messages in, with its
+ * own SQL (no stamp): the message must get the tab's cancel generation as it stands, as an
+ * unstamped message does through the new store, never 0, which every cancel the tab ever had
+ * would be above (its turn would be cancelled before the model saw it).
+ */
+async function expectPreviousWorkerIntakeStamped(
+  store: ChunkStore,
+  seeded: Seeded,
+  query: (text: string, values?: unknown[]) => Promise<unknown>,
+): Promise<void> {
+  const { idleTab, tenantId } = seeded;
+  const generation = await store.cancelGeneration(idleTab, { tenantId });
+  expect(generation).toBeGreaterThan(0);
+  const chunkId = randomUUID();
+  await query(
+    `INSERT INTO inbox (chunk_id, tab_id, text, mode)
+     SELECT $1, $2, 'from the previous worker', 'interrupt'
+     WHERE NOT EXISTS (SELECT 1 FROM chunks WHERE id = $1)
+     ON CONFLICT (chunk_id) DO NOTHING`,
+    [chunkId, idleTab],
+  );
+  const stored = (await store.inboxList(idleTab)).find((message) => message.chunkId === chunkId);
+  expect(stored?.cancelGeneration).toBe(generation);
+}
+
 /** What the upgraded store must make of the old rows. */
 async function expectUpgraded(store: ChunkStore, seeded: Seeded): Promise<void> {
   const { tenantId, idleTab, runningTab, runningTurn, waiting } = seeded;
@@ -182,6 +208,24 @@ describe('migrating a database made by the previous release, with rows in it', (
       } finally {
         await store.close();
       }
+      // The store owns its PGlite: the previous worker's insert goes through a second opening.
+      const raw = new PGlite(dataDir);
+      try {
+        const chunkId = randomUUID();
+        await raw.query(
+          `INSERT INTO inbox (chunk_id, tab_id, text, mode)
+           VALUES ($1, $2, 'from the previous worker', 'interrupt')`,
+          [chunkId, seeded.idleTab],
+        );
+        const stamped = await raw.query<{ cancel_generation: number | string }>(
+          'SELECT cancel_generation FROM inbox WHERE chunk_id = $1',
+          [chunkId],
+        );
+        // expectUpgraded left the tab at cancel generation 1.
+        expect(Number(stamped.rows[0]?.cancel_generation)).toBe(1);
+      } finally {
+        await raw.close();
+      }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
@@ -204,6 +248,9 @@ describe('migrating a database made by the previous release, with rows in it', (
         const store = createPostgresStore({ pool });
         await store.migrate();
         await expectUpgraded(store, seeded);
+        await expectPreviousWorkerIntakeStamped(store, seeded, (text, values) =>
+          pool.query(text, values),
+        );
         const applied = await pool.query<{ count: number }>(
           'SELECT count(*)::int AS count FROM drizzle.__drizzle_migrations',
         );

@@ -118,8 +118,11 @@ export const inbox = pgTable(
       .references(() => tabs.id, { onDelete: 'cascade' }),
     text: text('text').notNull(),
     mode: text('mode').notNull(),
-    // The tab's cancel generation when the gateway accepted the message.
-    cancelGeneration: bigint('cancel_generation', { mode: 'number' }).notNull().default(0),
+    // The tab's cancel generation when the gateway accepted the message. No default: a row
+    // inserted without one (a worker of the previous release, mid-deploy) gets the tab's
+    // generation from the chunklog_inbox_stamp trigger (drizzle/0003), never a 0 that every
+    // cancel the tab ever had would be above.
+    cancelGeneration: bigint('cancel_generation', { mode: 'number' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
