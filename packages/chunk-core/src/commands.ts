@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ChunkRoleSchema, ChunkTypeSchema } from './chunk';
+import { TabSchema } from './tab';
+import type { WireTool } from './wire-types';
 
 /** Durable work queue (JetStream on NATS) through which the gateway hands messages to workers. */
 export const INTAKE_QUEUE = 'chunklog-intake';
@@ -59,3 +61,49 @@ export const OpenBlockSnapshotSchema = z.object({
     .nullable(),
 });
 export type OpenBlockSnapshot = z.infer<typeof OpenBlockSnapshotSchema>;
+
+/**
+ * Request/reply served by every worker in one queue group (`REQUEST_OPTIONS_QUEUE`), so one
+ * answers: the options its turn loop would build a step request of a tab with this config from
+ * (everything `buildRequest` takes besides the log). The gateway's `/context` builds the
+ * messages itself from the log it read, which can be far larger than a bus message.
+ */
+export const REQUEST_OPTIONS_SUBJECT = 'chunklog.workers.request-options';
+export const REQUEST_OPTIONS_QUEUE = 'chunklog-request-options';
+
+export const RequestOptionsQuerySchema = z.object({
+  tabId: z.uuid(),
+  // As stored, unrefined: a tab stored before the thinking bound still gets its options.
+  config: TabSchema.shape.config,
+});
+export type RequestOptionsQuery = z.infer<typeof RequestOptionsQuerySchema>;
+
+// Kept as received, not rebuilt: parsing an object rebuilds it in the schema's key order, a tool
+// that brings its own JSON schema may put `type` anywhere, and the cache compares bytes.
+const WireInputSchemaSchema = z.custom<WireTool['input_schema']>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    (value as { type?: unknown }).type === 'object',
+  { message: 'input_schema must be a JSON schema of type "object"' },
+);
+
+/** A tool as a worker offers it; the fields in the API's order, which is the registry's. */
+export const WireToolSchema = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  input_schema: WireInputSchemaSchema,
+});
+
+export const RequestOptionsReplySchema = z.object({
+  options: z.object({
+    model: z.string().min(1),
+    maxTokens: z.number().int().positive(),
+    system: z.string().optional(),
+    thinking: z.object({ budgetTokens: z.number().int() }).optional(),
+    /** In the order the worker offers them, remote tools included. */
+    tools: z.array(WireToolSchema),
+  }),
+});
+export type RequestOptionsReply = z.infer<typeof RequestOptionsReplySchema>;

@@ -2,27 +2,39 @@ import type Anthropic from '@anthropic-ai/sdk';
 import {
   buildRequest,
   type Chunk,
+  type RequestOptions,
   type TabConfig,
   tabRequestOptions,
   type WireTool,
 } from '@chunklog/chunk-core';
 
-/**
- * The request for a tab's next step: the tab's settings over the worker's defaults, handed to
- * chunk-core's cache-stable builder (per-step fold, breakpoints on the tools, the system prompt
- * and the last two user messages).
- */
-export function buildStepRequest(input: {
-  log: readonly Chunk[];
+/** What a tab's step requests are built from besides the log. */
+export interface StepRequestInput {
   config: TabConfig;
   defaults: { model: string; maxTokens: number };
   tools: readonly Anthropic.Tool[];
-}): Anthropic.MessageCreateParamsNonStreaming {
-  const request = buildRequest({
-    chunks: input.log,
+}
+
+/**
+ * The options of a tab's step requests: the tab's settings over the worker's defaults, and the
+ * tools offered. Workers answer `/context` with these (REQUEST_OPTIONS_SUBJECT), so the request
+ * the gateway shows is built from the same options as the one the turn loop sends.
+ */
+export function stepRequestOptions(input: StepRequestInput): RequestOptions {
+  return {
     ...tabRequestOptions(input.config, input.defaults),
+    // chunk-core types the wire without the SDK; the shapes are the SDK's, field for field.
     tools: input.tools as readonly WireTool[],
-  });
-  // chunk-core types the wire without the SDK; the shapes are the SDK's, field for field.
+  };
+}
+
+/**
+ * The request for a tab's next step: its options handed to chunk-core's cache-stable builder
+ * (per-step fold, breakpoints on the tools, the system prompt and the last two user messages).
+ */
+export function buildStepRequest(
+  input: StepRequestInput & { log: readonly Chunk[] },
+): Anthropic.MessageCreateParamsNonStreaming {
+  const request = buildRequest({ chunks: input.log, ...stepRequestOptions(input) });
   return request as Anthropic.MessageCreateParamsNonStreaming;
 }

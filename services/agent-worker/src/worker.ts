@@ -10,6 +10,9 @@ import {
   InvalidInputError,
   MessageCommandSchema,
   NotFoundError,
+  REQUEST_OPTIONS_QUEUE,
+  REQUEST_OPTIONS_SUBJECT,
+  RequestOptionsQuerySchema,
   snapshotSubject,
   type TabConfig,
 } from '@chunklog/chunk-core';
@@ -19,7 +22,7 @@ import { CancelWatch } from './cancel-watch';
 import type { Logger } from './logger';
 import { createRemoteToolDirectory } from './remote-tools';
 import { defaultRetryPolicy, type RetryPolicy } from './retry-policy';
-import { buildStepRequest } from './step-request';
+import { buildStepRequest, type StepRequestInput, stepRequestOptions } from './step-request';
 import { LeaseLostError, TabSession } from './tab-session';
 import { planTakeover } from './takeover';
 import { createTaskTool, type SubagentRunner } from './task-tool';
@@ -71,7 +74,8 @@ export interface Worker {
   runningTabs(): string[];
   /**
    * The request a tab's next step would send: this worker's defaults and tools (remote ones
-   * included) over the tab's settings. A gateway composed in-process serves it as `/context`.
+   * included) over the tab's settings. A gateway composed in-process serves it as `/context`;
+   * a gateway on the bus asks any worker for the same options (REQUEST_OPTIONS_SUBJECT).
    */
   nextRequest(input: {
     config: TabConfig;
@@ -103,6 +107,12 @@ export function createWorker(deps: WorkerDependencies): Worker {
     maxSteps: deps.maxSteps,
     maxTokens: deps.maxTokens ?? 4096,
   };
+  /** What this worker builds a tab's step requests from: its defaults and its tools now. */
+  const stepRequestInput = (config: TabConfig): StepRequestInput => ({
+    config,
+    defaults,
+    tools: registry.describe(config.tools),
+  });
   const turnDependencies = (excludeTools?: string[]): TurnDependencies => ({
     store,
     anthropic: deps.anthropic,
@@ -433,6 +443,22 @@ export function createWorker(deps: WorkerDependencies): Worker {
     async start() {
       stopping = false;
       if (deps.remoteTools ?? true) await remote.start();
+      // Any worker answers for any tab: the options depend on the tab's config, not on its holder.
+      subscriptions.push(
+        await bus.serve(
+          REQUEST_OPTIONS_SUBJECT,
+          async (payload) => {
+            const query = RequestOptionsQuerySchema.safeParse(payload);
+            if (!query.success) {
+              throw new InvalidInputError(
+                `Malformed request-options query: ${query.error.message}`,
+              );
+            }
+            return { options: stepRequestOptions(stepRequestInput(query.data.config)) };
+          },
+          { queue: REQUEST_OPTIONS_QUEUE },
+        ),
+      );
       subscriptions.push(await bus.consume(INTAKE_QUEUE, intake, { concurrency: 4 }));
       sweeper = setInterval(() => void sweep(), sweepMs);
       void sweep();
@@ -454,7 +480,6 @@ export function createWorker(deps: WorkerDependencies): Worker {
       logger.info('worker stopped', { workerId });
     },
     runningTabs: () => [...sessions.keys()],
-    nextRequest: ({ config, log }) =>
-      buildStepRequest({ log, config, defaults, tools: registry.describe(config.tools) }),
+    nextRequest: ({ config, log }) => buildStepRequest({ log, ...stepRequestInput(config) }),
   };
 }
