@@ -99,9 +99,11 @@ describe('npm start (the all-in-one process)', () => {
     expect(seen.indexOf('chunk-open')).toBeGreaterThan(0);
 
     // /context is the worker's own next request: its model and its tools, not a guess.
-    const { request } = (await json(`${running.url}/v1/tabs/${tab.id}/context`)) as {
+    const { request, source } = (await json(`${running.url}/v1/tabs/${tab.id}/context`)) as {
       request: { model: string; tools?: { name: string }[] };
+      source: string;
     };
+    expect(source).toBe('worker');
     expect(request.model).toBe(config.MODEL);
     expect(request.tools?.map((tool) => tool.name)).toContain('task');
 

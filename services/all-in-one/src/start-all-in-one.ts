@@ -89,7 +89,10 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
       metricsRegistry: metrics.registry,
       ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
       // The worker is right here: /context shows the exact request, its model and tools included.
-      contextBuilder: ({ tab, chunks }) => worker.nextRequest({ config: tab.config, log: chunks }),
+      contextBuilder: ({ tab, chunks }) => ({
+        request: worker.nextRequest({ config: tab.config, log: chunks }),
+        source: 'worker',
+      }),
     });
     closers.push(() => gateway.close());
     const address = await gateway.listen({ port: config.PORT, host: config.HOST });

@@ -75,7 +75,15 @@ export const StreamTicketResponseSchema = z.object({
   expiresAt: z.number().int(),
 });
 
-export const ContextResponseSchema = z.object({ request: z.unknown() });
+export const ContextResponseSchema = z.object({
+  request: z.unknown(),
+  source: z
+    .enum(['worker', 'gateway-defaults'])
+    .optional()
+    .describe(
+      "whose options built the request: a worker's (its model, token limit and tools), or the gateway's defaults without tools because no worker answered",
+    ),
+});
 
 export const HealthResponseSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
 

@@ -14,7 +14,6 @@ import {
 import type { Registry } from 'prom-client';
 import { authPlugin } from './auth-plugin';
 import { type CorsOptions, corsPlugin } from './cors-plugin';
-import { createDefaultContextBuilder } from './default-context-builder';
 import { errorHandlerPlugin, toHttpError } from './error-handler';
 import type { ContextBuilder, GatewayContext } from './gateway-context';
 import { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
@@ -27,6 +26,7 @@ import { tabRoutes } from './routes/tab-routes';
 import { createStreamTickets } from './stream-ticket';
 import { TabEventHub } from './streams/tab-event-hub';
 import { observeTurns } from './turn-metrics';
+import { createWorkerContextBuilder } from './worker-context-builder';
 
 /** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
 export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';
@@ -43,7 +43,10 @@ export interface GatewayOptions {
   limits?: Partial<GatewayLimits>;
   /** HMAC secret of stream tickets; gateways behind one load balancer share it. */
   ticketSecret: string;
-  /** Builds `GET /context`'s request; the default knows no tools (see README). */
+  /**
+   * Builds `GET /context`'s request; the default asks the workers on the bus and falls back to
+   * the default model and token limit, without tools, when none answers (see README).
+   */
   contextBuilder?: ContextBuilder;
   /** Registry `/metrics` serves; pass one to add the worker's metrics when composed in-process. */
   metricsRegistry?: Registry;
@@ -82,7 +85,7 @@ export async function createGateway(options: GatewayOptions) {
     tickets: createStreamTickets({ secret: options.ticketSecret, ttlMs: limits.ticketTtlMs }),
     metrics,
     hub: new TabEventHub(options.bus, app.log, (seconds) => metrics.sealDelay.observe(seconds)),
-    contextBuilder: options.contextBuilder ?? createDefaultContextBuilder(),
+    contextBuilder: options.contextBuilder ?? createWorkerContextBuilder({ bus: options.bus }),
     streams: new Set(),
   };
   app.decorate('gatewayMetrics', metrics);

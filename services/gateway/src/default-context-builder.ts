@@ -10,12 +10,15 @@ export const defaultContextDefaults: ContextDefaults = {
 };
 
 /**
- * chunk-core's cache-stable builder with the tab's settings over the defaults, and no tools:
- * the tool registry lives in the worker, so a composed deployment that wants `/context` to show
- * tools passes its own builder (the worker's step request) instead.
+ * chunk-core's cache-stable builder with the tab's settings over the gateway's own defaults, and
+ * no tools: the tool registry lives in the workers. What `/context` falls back to when no worker
+ * answers (see createWorkerContextBuilder).
  */
 export function createDefaultContextBuilder(
   defaults: ContextDefaults = defaultContextDefaults,
 ): ContextBuilder {
-  return ({ tab, chunks }) => buildRequest({ chunks, ...tabRequestOptions(tab.config, defaults) });
+  return ({ tab, chunks }) => ({
+    request: buildRequest({ chunks, ...tabRequestOptions(tab.config, defaults) }),
+    source: 'gateway-defaults',
+  });
 }

@@ -1,17 +1,33 @@
 import type { Bus } from '@chunklog/bus';
 import type { Chunk, Tab } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
+import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayLimits } from './gateway-limits';
 import type { GatewayMetrics } from './gateway-metrics';
 import type { StreamTickets } from './stream-ticket';
 import type { TabEventHub } from './streams/tab-event-hub';
 import type { TabStreamRelay } from './streams/tab-stream-relay';
 
+/** Whose settings and tools a `/context` request was built with. */
+export type ContextSource = 'worker' | 'gateway-defaults';
+
+/** The request `GET /context` shows, and whose options built it. */
+export interface BuiltContext {
+  request: unknown;
+  source: ContextSource;
+}
+
 /**
  * Builds the Anthropic request the tab's next step would send, for `GET /context`. The worker
- * owns the tool registry, so a gateway that should show tools is given a builder that knows them.
+ * owns the model defaults and the tool registry, so the default builder asks the workers on the
+ * bus, and a process that composes a worker may use it directly.
  */
-export type ContextBuilder = (input: { tab: Tab; chunks: Chunk[] }) => unknown | Promise<unknown>;
+export type ContextBuilder = (input: {
+  tab: Tab;
+  chunks: Chunk[];
+  /** The request's logger, for saying why the workers' options could not be had. */
+  logger: FastifyBaseLogger;
+}) => BuiltContext | Promise<BuiltContext>;
 
 /** What route plugins share: the collaborators and the gateway's running state. */
 export interface GatewayContext {

@@ -343,7 +343,13 @@ describe.each(backends)('gateway routes on $name', (backend) => {
       await driver.close();
       const response = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
       expect(response.status).toBe(200);
-      const request = (response.body as { request: Record<string, unknown> }).request;
+      const { request, source } = response.body as {
+        request: Record<string, unknown>;
+        source: string;
+      };
+      // No worker runs on this bus: the gateway's defaults, without tools, and it says so.
+      expect(source).toBe('gateway-defaults');
+      expect(request.tools).toBeUndefined();
       expect(validateRequest(request)).toEqual([]);
       expect(request.model).toBe('claude-test');
       expect(JSON.stringify(request.system)).toContain('Be brief.');
@@ -435,6 +441,27 @@ describe.each(backends)('gateway routes on $name', (backend) => {
       ]) {
         expect(paths).toContain(path);
       }
+      // /context's `source` extension is documented, and optional (older clients ignore it).
+      const context = (response.body as { paths: Record<string, unknown> }).paths[
+        '/v1/tabs/{tabId}/context'
+      ] as {
+        get: {
+          responses: Record<
+            string,
+            {
+              content: Record<
+                string,
+                { schema: { properties: Record<string, unknown>; required?: string[] } }
+              >;
+            }
+          >;
+        };
+      };
+      const contextSchema = context.get.responses['200']?.content['application/json']?.schema;
+      expect(contextSchema?.properties.source).toMatchObject({
+        enum: ['worker', 'gateway-defaults'],
+      });
+      expect(contextSchema?.required ?? []).not.toContain('source');
       const ui = await fetch(`${gateway.baseUrl}/docs`, { redirect: 'follow' });
       expect(ui.status).toBe(200);
       expect(await ui.text()).toContain('swagger');

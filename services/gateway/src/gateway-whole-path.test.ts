@@ -92,6 +92,13 @@ describe.each(backends)('the whole path with the real worker and simulator on $n
     const tab = await gateway.request('GET', `/v1/tabs/${tabId}`);
     expect(tab.body).toMatchObject({ tab: { status: 'idle', lastSeq: stored.length } });
     const context = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
-    expect(validateRequest((context.body as { request: unknown }).request)).toEqual([]);
+    const { request, source } = context.body as {
+      request: { tools?: { name: string }[] };
+      source: string;
+    };
+    expect(validateRequest(request)).toEqual([]);
+    // The running worker answered with its options: its tools are in the request.
+    expect(source).toBe('worker');
+    expect(request.tools?.map((tool) => tool.name)).toContain('task');
   });
 });

@@ -10,9 +10,10 @@ export {
 } from './default-context-builder';
 export { toHttpError } from './error-handler';
 export { ApiKeysSchema, CorsOriginsSchema, parseApiKeys } from './gateway-config';
-export type { ContextBuilder } from './gateway-context';
+export type { BuiltContext, ContextBuilder, ContextSource } from './gateway-context';
 export { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
 export { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
 export { idempotentChunkId } from './idempotent-chunk-id';
 export { createStreamTickets, type StreamTicketClaims, type StreamTickets } from './stream-ticket';
 export type { StreamEnd, StreamEndReason } from './streams/stream-sink';
+export { createWorkerContextBuilder, WORKER_CONTEXT_TIMEOUT_MS } from './worker-context-builder';

@@ -7,8 +7,8 @@ import { createNatsBus } from '@chunklog/bus';
 import { createPostgresStore } from '@chunklog/store';
 import { bootstrapApiKeys } from './bootstrap-api-keys';
 import { createGateway } from './create-gateway';
-import { createDefaultContextBuilder } from './default-context-builder';
 import { parseGatewayConfig } from './gateway-config';
+import { createWorkerContextBuilder } from './worker-context-builder';
 
 let config: ReturnType<typeof parseGatewayConfig>;
 try {
@@ -36,9 +36,10 @@ const app = await createGateway({
   limits: { requestsPerMinute: config.RATE_LIMIT_PER_MINUTE },
   ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
-  contextBuilder: createDefaultContextBuilder({
-    model: config.MODEL,
-    maxTokens: config.MAX_TOKENS,
+  // The workers hold the tools and their own MODEL/MAX_TOKENS; these are only the fallback.
+  contextBuilder: createWorkerContextBuilder({
+    bus,
+    defaults: { model: config.MODEL, maxTokens: config.MAX_TOKENS },
   }),
 });
 app.addHook('onClose', async () => {

@@ -49,7 +49,7 @@ export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = a
       const { tabId } = request.params;
       const tab = await store.getTab(tabId, { tenantId: tenantOf(request) });
       const chunks = await store.readAll(tabId);
-      return { request: await context.contextBuilder({ tab, chunks }) };
+      return context.contextBuilder({ tab, chunks, logger: request.log });
     },
   );
 };
