@@ -97,10 +97,15 @@ describe.skipIf(!serverAvailable)('POST /v1/tabs/:tabId/messages during a NATS o
     await server.restart();
     await waitFor(() => busLog.includes('NATS reconnected'), 'the bus reconnected');
     // JetStream may still be loading its streams just after the restart: retry with the same
-    // Idempotency-Key (one stored item whatever happens) until it is accepted.
+    // Idempotency-Key (one stored item whatever happens) until it is accepted. Paced: a 503 now
+    // comes back in a millisecond, and an unpaced loop would run into the per-key rate limit
+    // (a 429) if JetStream took a few seconds on a loaded machine.
     let after = await post(tabId, 'after');
     const deadline = Date.now() + 30_000;
-    while (after.status === 503 && Date.now() < deadline) after = await post(tabId, 'after');
+    while (after.status === 503 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await post(tabId, 'after');
+    }
     expect(after.status).toBe(202);
 
     // The queue is first in, first out: had the refused message been stored, it would come
