@@ -89,7 +89,11 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         // The fast path: the holder aborts the model stream at once.
         await bus.publish(cancelSubject(tabId), CancelCommandSchema.parse({ tabId, generation }));
       } catch (error) {
-        request.log.warn({ tabId, error }, 'cancel recorded but not published; workers poll it');
+        // Under `err`, pino's error serializer: any other key logs an Error as `{}`.
+        request.log.warn(
+          { tabId, err: error },
+          'cancel recorded but not published; workers read it before their next model call',
+        );
       }
       return reply.code(202).send({});
     },
