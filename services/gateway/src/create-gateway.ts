@@ -4,7 +4,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -72,9 +72,24 @@ export async function createGateway(options: GatewayOptions) {
     // Streams outlive requests; they are ended in preClose, idle keep-alives are dropped.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // A path whose percent escapes do not decode never reaches a route or the error handler.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const { status, body } = toHttpError(error);
+      reply.code(status).send(body);
+    },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Many JSON clients send `content-type: application/json` on every request: an empty body is
+  // no body, so cancel, stream tickets and delete work for them, and routes that need a body
+  // still answer 400 from their schema. Anything else goes through Fastify's own parser.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
 
   const metrics = createGatewayMetrics(options.metricsRegistry);
   const context: GatewayContext = {
