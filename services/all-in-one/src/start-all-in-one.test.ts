@@ -133,6 +133,18 @@ describe('npm start (the all-in-one process)', () => {
     expect(TabSchema.parse(reread.tab).status).toBe('idle');
   });
 
+  it('refuses a second start on a DATA_DIR in use, before opening it, and the first keeps serving', async () => {
+    running ??= await startAllInOne(config);
+    const { tab } = (await json(`${running.url}/v1/tabs`, {
+      method: 'POST',
+      body: JSON.stringify({ title: 'kept' }),
+    })) as { tab: { id: string } };
+    // Two PGlite processes on one folder each see only their own writes: one would lose data.
+    await expect(startAllInOne(config)).rejects.toThrow(/DATA_DIR .* in use/);
+    const reread = (await json(`${running.url}/v1/tabs/${tab.id}`)) as { tab: unknown };
+    expect(TabSchema.parse(reread.tab).title).toBe('kept');
+  });
+
   it('refuses to serve a non-loopback address without API keys', async () => {
     const exposed = parseAllInOneConfig({ DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '0' });
     await expect(startAllInOne(exposed)).rejects.toThrow(/without auth/);

@@ -12,6 +12,7 @@ import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { createPgliteStore } from '@chunklog/store';
 import { type AllInOneConfig, isLoopbackHost } from './all-in-one-config';
+import { lockDataDir } from './lock-data-dir';
 
 export interface AllInOne {
   /** The gateway's base URL. */
@@ -36,8 +37,16 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
   }
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
-  const store = await createPgliteStore({ dataDir });
-  const closers: Array<() => Promise<void>> = [() => store.close()];
+  // Before PGlite opens the folder: two processes on it would each lose the other's writes.
+  const lock = lockDataDir(dataDir);
+  let store: Awaited<ReturnType<typeof createPgliteStore>>;
+  try {
+    store = await createPgliteStore({ dataDir });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const closers: Array<() => Promise<void>> = [async () => lock.release(), () => store.close()];
   const close = async () => {
     // Last started, first closed; a copy, so a second close() keeps the same order.
     for (const closer of [...closers].reverse()) await closer().catch(() => {});
