@@ -1,7 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import {
+  assembleRequest,
   buildRequest,
   type Chunk,
+  type MessageFold,
   type RequestOptions,
   type TabConfig,
   tabRequestOptions,
@@ -30,11 +32,17 @@ export function stepRequestOptions(input: StepRequestInput): RequestOptions {
 
 /**
  * The request for a tab's next step: its options handed to chunk-core's cache-stable builder
- * (per-step fold, breakpoints on the tools, the system prompt and the last two user messages).
+ * (per-step fold, breakpoints on the tools, the system prompt and the last two user messages),
+ * from the whole log or from a fold of it kept as the log grew (the turn loop's way: the same
+ * bytes, at the cost of the new chunks only).
  */
 export function buildStepRequest(
-  input: StepRequestInput & { log: readonly Chunk[] },
+  input: StepRequestInput & ({ log: readonly Chunk[] } | { fold: MessageFold }),
 ): Anthropic.MessageCreateParamsNonStreaming {
-  const request = buildRequest({ chunks: input.log, ...stepRequestOptions(input) });
+  const options = stepRequestOptions(input);
+  const request =
+    'fold' in input
+      ? assembleRequest(input.fold.messages(), options)
+      : buildRequest({ chunks: input.log, ...options });
   return request as Anthropic.MessageCreateParamsNonStreaming;
 }

@@ -5,6 +5,7 @@ import {
   ConflictError,
   type LiveEvent,
   liveEventSubject,
+  MessageFold,
   type NewChunk,
   type OpenBlockSnapshot,
 } from '@chunklog/chunk-core';
@@ -41,6 +42,11 @@ export class LeaseLostError extends Error {
  */
 export class TabSession {
   readonly log: Chunk[];
+  /**
+   * The log folded into request messages as it grows, so each step's request costs the new
+   * chunks, not the whole log (chunk-core proves incremental = full build).
+   */
+  readonly fold: MessageFold;
   open: OpenBlock | null = null;
   lost = false;
   /** Aborted on lease loss; turns derive their own controllers from it. */
@@ -57,6 +63,7 @@ export class TabSession {
     private readonly metrics?: WorkerMetrics,
   ) {
     this.log = log;
+    this.fold = new MessageFold().appendAll(log);
     this.lastSeq = log.at(-1)?.seq ?? 0;
   }
 
@@ -84,6 +91,7 @@ export class TabSession {
         if (chunk.seq > this.lastSeq) {
           this.lastSeq = chunk.seq;
           this.log.push(chunk);
+          this.fold.append(chunk);
           added++;
         }
       }

@@ -265,7 +265,7 @@ export async function runTurn(input: {
       for (let attempt = 1; ; attempt++) {
         // Rebuilt per attempt: a failed attempt may have sealed chunks the retry must carry.
         const request = buildStepRequest({
-          log: session.log,
+          fold: session.fold,
           config,
           defaults: deps.defaults,
           tools: offered,
