@@ -1,11 +1,13 @@
 /**
  * What ordinary HTTP clients do that a schema test does not: a JSON client that sets
- * `content-type: application/json` on every request, bodies or not, and a URL whose percent
- * escapes do not decode. Both are answered like any other request: the route's own answer, or
- * a 4xx in the `{ error: { code, message } }` shape, storing nothing.
+ * `content-type: application/json` on every request, bodies or not, a URL whose percent
+ * escapes do not decode, a resume point kept from somewhere else. Each is answered like any
+ * other request: the route's own answer, or a 4xx in the `{ error: { code, message } }` shape,
+ * storing nothing.
  */
 import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { embeddedBackend } from './testing/test-backends';
 
@@ -64,6 +66,50 @@ describe('gateway and common client habits', () => {
           error: { code: 'invalid_input', message: expect.any(String) },
         });
       }
+    });
+  });
+
+  describe("a resume point past the tab's last seq", () => {
+    // Every seq a client saw was committed before it was sent, so a resume point past the tail
+    // is a client's mistake (another tab's seq, a reset DATA_DIR): streaming on would drop
+    // every seal up to it without a word.
+    it('answers 400 on SSE (header or query) and on the WebSocket, opening no stream', async () => {
+      const tabId = await gateway.createTab();
+      const headers = { authorization: `Bearer ${gateway.tenantA.key}` };
+      const events = `${gateway.baseUrl}/v1/tabs/${tabId}/events`;
+      const live = new AbortController();
+      const open = await fetch(`${events}?after=0`, { headers, signal: live.signal });
+      expect(open.status).toBe(200);
+      live.abort();
+      for (const init of [
+        { url: `${events}?after=1`, headers },
+        { url: events, headers: { ...headers, 'last-event-id': '7' } },
+      ]) {
+        const response = await fetch(init.url, { headers: init.headers });
+        expect(response.status, JSON.stringify(init)).toBe(400);
+        expect(await response.json()).toEqual({
+          error: { code: 'invalid_input', message: expect.stringContaining('last seq 0') },
+        });
+      }
+      const status = await new Promise<number>((resolve, reject) => {
+        const socket = new WebSocket(
+          `${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws?after=3`,
+          { headers },
+        );
+        socket.on('unexpected-response', (_request, response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        socket.on('open', () => {
+          socket.close();
+          reject(new Error('the WebSocket opened'));
+        });
+        socket.on('error', () => undefined);
+      });
+      expect(status).toBe(400);
+      await expect
+        .poll(() => gateway.app.openStreamCount(), { timeout: 10_000, interval: 10 })
+        .toBe(0);
     });
   });
 

@@ -101,11 +101,12 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
     },
     async (request, reply) => {
       const { tabId } = request.params;
-      await store.getTab(tabId, { tenantId: tenantOf(request) });
+      const tab = await store.getTab(tabId, { tenantId: tenantOf(request) });
       // The header is what EventSource sends on its own reconnects: it is newer than ?after=.
       const header = request.headers['last-event-id'];
       const after = header === undefined ? (request.query.after ?? 0) : Number(header);
       if (!Number.isSafeInteger(after)) throw new InvalidInputError('bad resume point');
+      checkResumePoint(after, tab.lastSeq);
       reply.hijack();
       const response = reply.raw;
       // The stream writes its own head: keep what hooks set on the reply (CORS, rate limits).
@@ -141,7 +142,8 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
     },
     // Tenancy is checked before the upgrade, so another tenant's tab is a plain 404.
     preHandler: async (request) => {
-      await store.getTab(request.params.tabId, { tenantId: tenantOf(request) });
+      const tab = await store.getTab(request.params.tabId, { tenantId: tenantOf(request) });
+      checkResumePoint(request.query.after ?? 0, tab.lastSeq);
     },
     // A plain GET (no Upgrade header): the route is documented in OpenAPI, and says how to use it.
     handler: async (_request, reply) =>
@@ -162,3 +164,16 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
     },
   });
 };
+
+/**
+ * Seals are published only after their commit, so a seq a client saw is never past the tail it
+ * reads now: one that is (another tab's seq, a reset data folder) would have every seal up to it
+ * dropped in silence. Refused before the stream opens.
+ */
+function checkResumePoint(after: number, lastSeq: number): void {
+  if (after > lastSeq) {
+    throw new InvalidInputError(
+      `resume point ${after} is past the tab's last seq ${lastSeq}: resume from a seq this tab sent`,
+    );
+  }
+}
