@@ -462,6 +462,11 @@ describe.each(backends)('gateway routes on $name', (backend) => {
         enum: ['worker', 'gateway-defaults'],
       });
       expect(contextSchema?.required ?? []).not.toContain('source');
+      // A message refused while NATS is down is a 503 a client retries on: documented as such.
+      const messages = (response.body as { paths: Record<string, unknown> }).paths[
+        '/v1/tabs/{tabId}/messages'
+      ] as { post: { responses: Record<string, unknown> } };
+      expect(Object.keys(messages.post.responses)).toContain('503');
       const ui = await fetch(`${gateway.baseUrl}/docs`, { redirect: 'follow' });
       expect(ui.status).toBe(200);
       expect(await ui.text()).toContain('swagger');
