@@ -41,7 +41,9 @@ export function createMessageBodySchema(maxTextLength: number) {
         .min(1)
         .max(maxTextLength)
         // Postgres text cannot hold NUL: accepted, such a message could never be stored.
-        .refine((text) => !text.includes('\u0000'), 'text must not contain NUL (\\u0000)'),
+        .refine((text) => !text.includes('\u0000'), 'text must not contain NUL (\\u0000)')
+        // The API refuses whitespace-only text: the model would see a placeholder, not a message.
+        .refine((text) => text.trim() !== '', 'text must not be only whitespace'),
       mode: MessageModeSchema.default('interrupt'),
     })
     .strict();

@@ -232,6 +232,7 @@ describe.each(backends)('gateway routes on $name', (backend) => {
         { path: tabId, body: { text: 'x'.repeat(1001) }, status: 400 },
         { path: tabId, body: { text: 'hi', mode: 'shout' }, status: 400 },
         { path: tabId, body: { text: 'nul \u0000 inside' }, status: 400 },
+        { path: tabId, body: { text: ' \n\t\u00a0 ' }, status: 400 },
         { path: tabId, body: { text: 'hi', extra: 1 }, status: 400 },
         { path: tabId, rawBody: '{"text":', status: 400 },
         { path: tabId, body: { text: 'x'.repeat(70 * 1024) }, status: 413 },
