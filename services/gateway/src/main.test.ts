@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -37,11 +38,32 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', (code) => resolve(code));
   });
 
+/** A local port nothing listens on (one just released). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 describe('npm run start:gateway (main.ts)', () => {
   it('refuses to start on a bad environment, naming every problem', async () => {
     const { child, output } = startMain({ PORT: 'many' });
     expect(await exited(child)).toBe(1);
     expect(output()).toMatch(/DATABASE_URL[\s\S]*NATS_URL[\s\S]*PORT/);
+  });
+
+  it('exits 1 with one line naming Postgres when DATABASE_URL cannot be reached', async () => {
+    const { child, output } = startMain({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
+      NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
+    });
+    expect(await exited(child)).toBe(1);
+    expect(output()).toMatch(
+      /^chunklog gateway failed to start: Postgres \(DATABASE_URL\): connect ECONNREFUSED/m,
+    );
+    expect(output()).not.toMatch(/^\s+at /m);
   });
 
   describe.skipIf(!postgresUrl || !natsUrl)('on Postgres and NATS', () => {
@@ -73,6 +95,16 @@ describe('npm run start:gateway (main.ts)', () => {
     afterAll(async () => {
       if (gateway?.child.exitCode === null) gateway.child.kill('SIGKILL');
       await database?.drop();
+    });
+
+    it('exits 1 with one line naming NATS when NATS_URL cannot be reached', async () => {
+      const { child, output } = startMain({
+        DATABASE_URL: database.url,
+        NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
+      });
+      expect(await exited(child)).toBe(1);
+      expect(output()).toMatch(/^chunklog gateway failed to start: NATS \(NATS_URL\): /m);
+      expect(output()).not.toMatch(/^\s+at /m);
     });
 
     it('migrates, bootstraps API_KEYS, serves, and shuts down ending streams with a final event', async () => {

@@ -18,14 +18,38 @@ try {
   process.exit(1);
 }
 
+/** A start-up step that failed ends the process with one line naming what it needed. */
+async function startStep<T>(what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    console.error(`chunklog gateway failed to start: ${what}: ${describeError(error)}`);
+    process.exit(1);
+  }
+}
+
+/** The message, with its cause's (NATS: "connection refused (connect ECONNREFUSED …)"). */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  // Node's dual-stack connect fails with an AggregateError whose own message is empty.
+  const inner = error instanceof AggregateError ? error.errors[0] : error.cause;
+  const detail = inner instanceof Error ? inner.message : '';
+  const message = error.message || (error as NodeJS.ErrnoException).code || error.name;
+  return detail && !message.includes(detail) ? `${message} (${detail})` : message;
+}
+
 const store = createPostgresStore({ url: config.DATABASE_URL });
-await store.migrate();
-await bootstrapApiKeys(store, config.API_KEYS);
-const bus = await createNatsBus({
-  servers: config.NATS_URL,
-  name: 'chunklog-gateway',
-  ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
+await startStep('Postgres (DATABASE_URL)', async () => {
+  await store.migrate();
+  await bootstrapApiKeys(store, config.API_KEYS);
 });
+const bus = await startStep('NATS (NATS_URL)', () =>
+  createNatsBus({
+    servers: config.NATS_URL,
+    name: 'chunklog-gateway',
+    ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
+  }),
+);
 
 const app = await createGateway({
   store,
