@@ -14,7 +14,8 @@ const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { 
 
 /** The file a `tsx <file>` script runs, so the test can check it exists. */
 function scriptEntry(script: string): string | null {
-  return /^tsx (\S+\.ts)$/.exec(script)?.[1] ?? null;
+  // `exec` hands the shell's process over to tsx, so a SIGTERM to npm reaches the service.
+  return /^(?:exec )?tsx (\S+\.ts)$/.exec(script)?.[1] ?? null;
 }
 
 describe('docker-compose.yml', () => {
