@@ -97,6 +97,19 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expect(await store.tabTenant(created.id)).toBe(tenantId);
       });
 
+      it('refuses a NUL character in a title or config, and keeps a backslash-u0000 text', async () => {
+        const tenantId = await newTenant();
+        for (const input of [
+          { tenantId, title: 'a\u0000b' },
+          { tenantId, config: { system: 'be \u0000 brief' } },
+        ]) {
+          expect(await rejection(store.createTab(input))).toBeInstanceOf(InvalidInputError);
+        }
+        expect((await store.listTabs(tenantId, { limit: 10 })).tabs).toEqual([]);
+        const kept = await store.createTab({ tenantId, title: 'say "\\u0000"' });
+        expect((await store.getTab(kept.id)).title).toBe('say "\\u0000"');
+      });
+
       it('hides a tab from another tenant as not found', async () => {
         const tab = await newTab();
         const other = await newTenant();
@@ -400,6 +413,34 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expect(await store.readAll(tab.id)).toEqual([]);
         expect((await store.getTab(tab.id)).lastSeq).toBe(0);
         expect((await store.append(tab.id, [base]))[0]!.seq).toBe(1);
+      });
+      it('stores a backslash followed by "u0000" as text, and refuses only the NUL character', async () => {
+        const tab = await newTab();
+        // A code sample, say: JSON-escaped it reads \\u0000, which a search of the JSON text
+        // for \u0000 would mistake for a NUL.
+        const sample = 'const nul = "\\u0000"; // and a tool call with {"k": "\\u0000"}';
+        const [stored] = await store.append(tab.id, [textChunk(tab.id, sample)]);
+        expect(stored!.data).toEqual({ text: sample });
+        expect((await store.readAll(tab.id))[0]!.data).toEqual({ text: sample });
+        const call: NewChunk = {
+          id: randomUUID(),
+          tabId: tab.id,
+          turnId: randomUUID(),
+          step: 0,
+          role: 'assistant',
+          type: 'tool_call',
+          data: { callId: 'toolu_1', name: 'run', arguments: { code: sample } },
+        };
+        await store.append(tab.id, [call]);
+        expect((await store.readAll(tab.id))[1]!.data).toEqual(call.data);
+        // A NUL in a key of the arguments is refused like one in a value.
+        const nulKey = {
+          ...call,
+          id: randomUUID(),
+          data: { ...call.data, arguments: { 'k\u0000': 1 } },
+        };
+        expect(await rejection(store.append(tab.id, [nulKey]))).toBeInstanceOf(InvalidInputError);
+        expect(await store.readAll(tab.id)).toHaveLength(2);
       });
     });
 

@@ -11,6 +11,7 @@ import {
 import { z } from 'zod';
 import { type ChunkRow, chunkColumns, chunkFromRow } from './chunk-row';
 import type { ChunkStore, InboxMessage, MessageMode, TurnLease } from './chunk-store';
+import { containsNul } from './contains-nul';
 import { hashApiKey } from './hash-api-key';
 import { mapDatabaseError } from './map-database-error';
 import { type PageRange, pageStatement } from './page-statement';
@@ -26,11 +27,14 @@ const maxInboxTextBytes = 1024 * 1024;
 const IdSchema = z.uuid();
 const TenantIdSchema = z.string().min(1).max(200);
 
+/** Postgres text and jsonb cannot hold U+0000: refused here, with a message, not by the driver. */
+const noNul = (value: unknown) => !containsNul(value);
+
 const CreateTabSchema = z
   .object({
     tenantId: TenantIdSchema,
-    title: z.string().max(1000).optional(),
-    config: TabConfigSchema.optional(),
+    title: z.string().max(1000).refine(noNul, 'title must not contain NUL (\\u0000)').optional(),
+    config: TabConfigSchema.refine(noNul, 'config must not contain NUL (\\u0000)').optional(),
     parentTabId: IdSchema.optional(),
   })
   .strict();

@@ -1,5 +1,6 @@
 import { InvalidInputError, type NewChunk, NewChunkSchema } from '@chunklog/chunk-core';
 import { z } from 'zod';
+import { containsNul } from './contains-nul';
 
 /** The largest chunk data the store accepts, serialized as JSON (bytes of UTF-8). */
 export const maxChunkDataBytes = 1024 * 1024;
@@ -50,7 +51,7 @@ export function validateAppend(
       throw new InvalidInputError(`chunk ${index} data exceeds ${maxChunkDataBytes} bytes`);
     }
     // Postgres jsonb cannot hold U+0000; refusing it here keeps the error typed and early.
-    if (dataJson.includes('\\u0000')) {
+    if (containsNul(chunk.data)) {
       throw new InvalidInputError(`chunk ${index} data contains a NUL character`);
     }
     return `{"id":${JSON.stringify(chunk.id)},"turnId":${JSON.stringify(chunk.turnId)},"step":${chunk.step},"role":${JSON.stringify(chunk.role)},"type":${JSON.stringify(chunk.type)},"data":${dataJson}}`;
