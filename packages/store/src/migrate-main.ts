@@ -15,6 +15,12 @@ const store = createPostgresStore({ url: parsed.data.DATABASE_URL, maxConnection
 try {
   await store.migrate();
   console.log('db:migrate: database is up to date');
+} catch (error) {
+  // One line naming the database and the cause, not a driver stack trace.
+  const url = new URL(parsed.data.DATABASE_URL);
+  const cause = error instanceof Error ? error.message || error.name : String(error);
+  console.error(`db:migrate: could not migrate ${url.host}${url.pathname}: ${cause}`);
+  process.exitCode = 1;
 } finally {
   await store.close();
 }
