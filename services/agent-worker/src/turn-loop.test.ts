@@ -171,7 +171,12 @@ for (const bus of ['nats', 'memory'] as const) {
         '0:tool_result',
         '1:tool_call',
         '1:tool_result',
+        '1:system',
       ]);
+      expect(log.at(-1)!.data).toEqual({
+        kind: 'max-steps',
+        text: "The turn stopped after 2 model steps, the tab's step cap.",
+      });
     });
 
     it('replays signed thinking byte for byte across steps when thinking is on', async (context) => {

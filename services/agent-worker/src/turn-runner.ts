@@ -254,7 +254,24 @@ export async function runTurn(input: {
       // cancel recorded while no worker held the tab, or published before its holder listened.
       await checkCancel();
       if (signal.aborted) return await cancelled(lastStep);
-      if (step >= maxSteps) return await finish('max_steps');
+      if (step >= maxSteps) {
+        // Said in the log too: a client that reads it later (turn-done is live only) sees why
+        // the turn ended without an answer.
+        await append([
+          {
+            id: newId(),
+            turnId,
+            step: step - 1,
+            role: 'system',
+            type: 'system',
+            data: {
+              kind: 'max-steps',
+              text: `The turn stopped after ${maxSteps} model steps, the tab's step cap.`,
+            },
+          },
+        ]);
+        return await finish('max_steps');
+      }
 
       const offered = tools
         .describe(config.tools)
