@@ -35,7 +35,8 @@ describe('the worker metrics server (METRICS_PORT)', () => {
   it('answers /healthz, 404 for other paths and 405 for other methods', async () => {
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ ok: true });
+    // The same body as the gateway's /healthz.
+    expect(await health.json()).toEqual({ status: 'ok' });
     expect((await fetch(`${server.url}/metrics/extra`)).status).toBe(404);
     expect((await fetch(`${server.url}/metrics`, { method: 'POST' })).status).toBe(405);
   });

@@ -27,7 +27,7 @@ export async function serveWorkerMetrics(options: {
       return;
     }
     if (path === '/healthz') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
       return;
     }
     if (path !== '/metrics') {
