@@ -340,6 +340,57 @@ export function busContract(adapterName: string, setup: BusContractSetup): void 
         expect(received).toEqual([0, 1, 2, 3, 4]);
       });
 
+      it('numbers items with increasing sequences in enqueue order, also handled concurrently', async () => {
+        const queue = unique('sequence');
+        const total = 40;
+        // Enqueued one after another from two parties, as two gateways answering in turn.
+        for (let index = 0; index < total; index++) {
+          await (index % 2 === 0 ? bus : peer).enqueue(
+            queue,
+            { index },
+            { msgId: `${queue}-${index}` },
+          );
+        }
+        const sequences = new Map<number, number[]>();
+        let running = 0;
+        let mostRunning = 0;
+        track(
+          await bus.consume(
+            queue,
+            async (item) => {
+              running++;
+              mostRunning = Math.max(mostRunning, running);
+              const { index } = item.data as { index: number };
+              sequences.set(index, [...(sequences.get(index) ?? []), item.sequence]);
+              // Handlers finish out of order; the first delivery of every third is given back.
+              await sleep(Math.random() * 20);
+              running--;
+              if (index % 3 === 0 && item.deliveryCount === 1) await item.nak();
+              else await item.ack();
+            },
+            { ackWaitMs: 10_000, concurrency: 4 },
+          ),
+        );
+        await waitUntil(
+          () =>
+            sequences.size === total &&
+            [...sequences.entries()].every(
+              ([index, seen]) => seen.length === (index % 3 === 0 ? 2 : 1),
+            ),
+          'every item is handled, and every given-back one again',
+          20_000,
+        );
+        expect(mostRunning).toBeGreaterThan(1);
+        const byIndex = Array.from({ length: total }, (_, index) => sequences.get(index)!);
+        // A redelivery carries the item's own sequence again.
+        for (const seen of byIndex) expect(new Set(seen).size).toBe(1);
+        const firsts = byIndex.map((seen) => seen[0]!);
+        expect(firsts.every((sequence) => Number.isSafeInteger(sequence))).toBe(true);
+        for (let index = 1; index < total; index++) {
+          expect(firsts[index], `item ${index}`).toBeGreaterThan(firsts[index - 1]!);
+        }
+      });
+
       it('stores a msgId once within the dedupe window', async () => {
         const queue = unique('dedupe');
         await bus.enqueue(queue, { version: 1 }, { msgId: 'same' });

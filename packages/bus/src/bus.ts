@@ -8,6 +8,12 @@ export interface WorkItem<T = unknown> {
   data: T;
   /** How many times it was delivered, 1 on the first delivery. */
   deliveryCount: number;
+  /**
+   * The queue's sequence number of the item: higher for an item whose enqueue() resolved after
+   * this one's, the same on every redelivery (on NATS the stream sequence). Consumers handling
+   * items concurrently order their effects by it.
+   */
+  sequence: number;
   /** Done: never delivered again. */
   ack(): Promise<void>;
   /** Give it back for redelivery (after delayMs). */

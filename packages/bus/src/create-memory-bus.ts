@@ -229,6 +229,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
     const workItem: WorkItem = {
       data: decodePayload(item.body),
       deliveryCount: item.deliveryCount,
+      sequence: item.seq,
       async ack() {
         // Any delivery may settle the item while it is stored, as a JetStream ack would.
         if (state.items.get(item.seq) !== item) return;

@@ -229,6 +229,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     const item = {
       data,
       deliveryCount: message.info.deliveryCount,
+      // The stream sequence: assigned when JetStream stored the message, so in the order the
+      // enqueues were acknowledged. A stream the server lost starts again at 1 (see README).
+      sequence: message.seq,
       settled: false,
       async ack() {
         item.settled = true;
