@@ -636,6 +636,42 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expect((await store.inboxList(tab.id)).map((message) => message.chunkId)).toEqual(ids);
       });
 
+      it('orders messages by intake sequence, whatever order they were put in', async () => {
+        const tab = await newTab();
+        const bySeq = new Map([1, 2, 3, 4].map((seq) => [seq, randomUUID()] as const));
+        // Workers store concurrently: the message accepted last can be the first one stored.
+        for (const seq of [3, 1, 4, 2]) {
+          const chunkId = bySeq.get(seq)!;
+          await store.inboxPut({
+            tabId: tab.id,
+            chunkId,
+            text: `m${seq}`,
+            mode: 'enqueue',
+            intakeSeq: 1_000_000_000_000 + seq,
+          });
+          await new Promise((resolve) => setTimeout(resolve, 3));
+        }
+        // A message stored without a sequence (by a worker of an earlier release) was
+        // accepted before any stored with one, so it comes first though stored last.
+        const unsequenced = randomUUID();
+        await store.inboxPut({ tabId: tab.id, chunkId: unsequenced, text: 'old', mode: 'enqueue' });
+        expect((await store.inboxList(tab.id)).map((message) => message.chunkId)).toEqual([
+          unsequenced,
+          ...[1, 2, 3, 4].map((seq) => bySeq.get(seq)),
+        ]);
+        expect(
+          await rejection(
+            store.inboxPut({
+              tabId: tab.id,
+              chunkId: randomUUID(),
+              text: 'x',
+              mode: 'enqueue',
+              intakeSeq: -1,
+            }),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+      });
+
       it('refuses a chunk id that is already in the log', async () => {
         const tab = await newTab();
         const chunk = textChunk(tab.id);

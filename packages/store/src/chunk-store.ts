@@ -15,7 +15,10 @@ export interface InboxMessage {
    * it (a higher generation) stops its turn; one recorded before never does.
    */
   cancelGeneration: number;
-  /** Epoch ms at which it entered the inbox; inbox order is (createdAt, chunkId). */
+  /**
+   * Epoch ms at which it entered the inbox. Inbox order is the intake sequence given to
+   * inboxPut (messages stored without one first), then createdAt, then chunkId.
+   */
   createdAt: number;
 }
 
@@ -114,12 +117,16 @@ export interface ChunkStore {
 
   /**
    * Stores a message; false (and no change) when its chunkId is already in the inbox or the log.
-   * Without a cancelGeneration it gets the tab's current one.
+   * Without a cancelGeneration it gets the tab's current one. intakeSeq is the message's place
+   * in acceptance order (the intake queue's item sequence), whatever order messages are put in.
    */
   inboxPut(
-    message: Omit<InboxMessage, 'createdAt' | 'cancelGeneration'> & { cancelGeneration?: number },
+    message: Omit<InboxMessage, 'createdAt' | 'cancelGeneration'> & {
+      cancelGeneration?: number;
+      intakeSeq?: number;
+    },
   ): Promise<boolean>;
-  /** Waiting messages of a tab, oldest first. */
+  /** Waiting messages of a tab in acceptance order: by intakeSeq (none first), then as stored. */
   inboxList(tabId: string): Promise<InboxMessage[]>;
   /** Removes messages once their chunks are appended. */
   inboxRemove(tabId: string, chunkIds: string[]): Promise<void>;

@@ -72,6 +72,7 @@ const InboxPutSchema = z
       .refine((text) => !text.includes('\u0000'), 'text contains a NUL character'),
     mode: z.enum(['interrupt', 'enqueue', 'reject']),
     cancelGeneration: z.number().int().nonnegative().optional(),
+    intakeSeq: z.number().int().nonnegative().optional(),
   })
   .strict();
 
@@ -450,13 +451,21 @@ export function createSqlChunkStore(
       // The 0 fallback is for an unknown tab, which the foreign key then refuses as not found.
       const rows = await run(
         'inbox put',
-        `INSERT INTO inbox (chunk_id, tab_id, text, mode, cancel_generation)
+        `INSERT INTO inbox (chunk_id, tab_id, text, mode, cancel_generation, intake_seq)
          SELECT $1, $2, $3, $4,
-           coalesce($5::bigint, (SELECT cancel_generation FROM tabs WHERE id = $2::uuid), 0)
+           coalesce($5::bigint, (SELECT cancel_generation FROM tabs WHERE id = $2::uuid), 0),
+           $6::bigint
          WHERE NOT EXISTS (SELECT 1 FROM chunks WHERE id = $1)
          ON CONFLICT (chunk_id) DO NOTHING
          RETURNING chunk_id`,
-        [parsed.chunkId, parsed.tabId, parsed.text, parsed.mode, parsed.cancelGeneration ?? null],
+        [
+          parsed.chunkId,
+          parsed.tabId,
+          parsed.text,
+          parsed.mode,
+          parsed.cancelGeneration ?? null,
+          parsed.intakeSeq ?? null,
+        ],
       );
       return rows.length > 0;
     },
@@ -467,7 +476,8 @@ export function createSqlChunkStore(
         'inbox list',
         `SELECT tab_id, chunk_id, text, mode, cancel_generation,
            floor(extract(epoch FROM created_at) * 1000)::double precision AS created_at_ms
-         FROM inbox WHERE tab_id = $1 ORDER BY created_at, chunk_id`,
+         FROM inbox WHERE tab_id = $1
+         ORDER BY intake_seq NULLS FIRST, created_at, chunk_id`,
         [id],
       );
       return rows.map((row) => ({

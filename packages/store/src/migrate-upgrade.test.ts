@@ -139,8 +139,15 @@ async function expectUpgraded(store: ChunkStore, seeded: Seeded): Promise<void> 
   // The new operations work on them.
   expect(await store.requestCancel(idleTab, { tenantId })).toBe(1);
   expect(
-    await store.inboxPut({ tabId: idleTab, chunkId: randomUUID(), text: 'new', mode: 'interrupt' }),
+    await store.inboxPut({
+      tabId: idleTab,
+      chunkId: randomUUID(),
+      text: 'new',
+      mode: 'interrupt',
+      intakeSeq: 1,
+    }),
   ).toBe(true);
+  // The old row has no intake sequence: it was accepted first and stays first.
   expect((await store.inboxList(idleTab)).map((message) => message.cancelGeneration)).toEqual([
     0, 1,
   ]);

@@ -123,10 +123,19 @@ export const inbox = pgTable(
     // generation from the chunklog_inbox_stamp trigger (drizzle/0003), never a 0 that every
     // cancel the tab ever had would be above.
     cancelGeneration: bigint('cancel_generation', { mode: 'number' }).notNull(),
+    // The intake queue's sequence of the message (on NATS the JetStream stream sequence): the
+    // order the gateway accepted messages in, which created_at is not, since workers store
+    // messages concurrently. Null on rows stored by a worker of a release before 0005.
+    intakeSeq: bigint('intake_seq', { mode: 'number' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
-    index('inbox_tab_order_index').on(table.tabId, table.createdAt, table.chunkId),
+    index('inbox_tab_order_index').on(
+      table.tabId,
+      table.intakeSeq.asc().nullsFirst(),
+      table.createdAt,
+      table.chunkId,
+    ),
     check('inbox_mode_check', sql`${table.mode} in ('interrupt', 'enqueue', 'reject')`),
   ],
 );
