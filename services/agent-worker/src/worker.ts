@@ -408,11 +408,14 @@ export function createWorker(deps: WorkerDependencies): Worker {
     const { tabId, chunkId, text, mode, cancelGeneration } = parsed.data;
     try {
       // Idempotent by chunkId: a redelivered message finds itself stored and changes nothing.
+      // Items are stored concurrently (here and by other workers), so one accepted later can be
+      // stored first: the item's queue sequence keeps the inbox in the order they were accepted.
       await store.inboxPut({
         tabId,
         chunkId,
         text,
         mode,
+        intakeSeq: item.sequence,
         ...(cancelGeneration === undefined ? {} : { cancelGeneration }),
       });
     } catch (error) {
