@@ -64,7 +64,9 @@ describe('lockDataDir', () => {
     // SIGKILL left its file behind: a process that no longer runs holds nothing.
     expect(existsSync(join(folder, DATA_DIR_LOCK_FILE))).toBe(true);
     const lock = lockDataDir(folder);
-    expect(readFileSync(join(folder, DATA_DIR_LOCK_FILE), 'utf8').trim()).toBe(String(process.pid));
+    expect(readFileSync(join(folder, DATA_DIR_LOCK_FILE), 'utf8').split('\n')[0]).toBe(
+      String(process.pid),
+    );
     lock.release();
     expect(existsSync(join(folder, DATA_DIR_LOCK_FILE))).toBe(false);
   });
@@ -93,5 +95,106 @@ describe('lockDataDir', () => {
     writeFileSync(join(folder, DATA_DIR_LOCK_FILE), '1\n');
     lock.release();
     expect(readFileSync(join(folder, DATA_DIR_LOCK_FILE), 'utf8')).toBe('1\n');
+  });
+});
+
+/** A pid no process has: a child that ran and exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  child.on('error', () => undefined);
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
+
+describe('lockDataDir, claimed by several processes at once', () => {
+  it('gives each folder to exactly one of the processes that start on it at the same moment', async () => {
+    // Every round: a folder holding a stale claim (or none), and every child trying it at the
+    // same instant; a take-over must not remove a claim another child has just made.
+    const rounds = 12;
+    const stale = await deadPid();
+    const roundFolders = Array.from({ length: rounds }, (_, round) => {
+      const folder = freshFolder();
+      if (round % 4 !== 3) writeFileSync(join(folder, DATA_DIR_LOCK_FILE), `${stale}\n`);
+      return folder;
+    });
+    const module = pathToFileURL(fileURLToPath(new URL('./lock-data-dir.ts', import.meta.url)));
+    const script = `
+      const m = await import(${JSON.stringify(module.href)});
+      const folders = ${JSON.stringify(roundFolders)};
+      console.log('ready');
+      const start = Number(await new Promise((resolve) => process.stdin.once('data', resolve)));
+      for (const [round, folder] of folders.entries()) {
+        while (Date.now() < start + round * 150) {}
+        try { m.lockDataDir(folder); console.log('won ' + round); }
+        catch (error) { if (!(error instanceof m.DataDirInUseError)) console.log('error ' + error); }
+      }
+      console.log('done');
+      setInterval(() => {}, 1000);`;
+    const contenders = 4;
+    const outputs: string[] = Array.from({ length: contenders }, () => '');
+    const racers = Array.from({ length: contenders }, (_, index) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        {
+          cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      children.push(child);
+      child.on('error', () => undefined);
+      child.stdin?.on('error', () => undefined);
+      const collect = (data: Buffer) => {
+        outputs[index] += data.toString();
+      };
+      child.stdout?.on('data', collect);
+      child.stderr?.on('data', collect);
+      return child;
+    });
+    const waitFor = async (word: string) => {
+      const deadline = Date.now() + 120_000;
+      while (!outputs.every((output) => output.includes(word))) {
+        if (Date.now() > deadline)
+          throw new Error(`children never said ${word}:\n${outputs.join('\n')}`);
+        if (racers.some((child) => child.exitCode !== null)) {
+          throw new Error(`a child exited:\n${outputs.join('\n')}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await waitFor('ready');
+    const start = Date.now() + 500;
+    for (const child of racers) child.stdin?.write(`${start}\n`);
+    await waitFor('done');
+    expect(outputs.join('\n')).not.toContain('error ');
+    for (let round = 0; round < rounds; round++) {
+      const winners = outputs.filter((output) => output.split('\n').includes(`won ${round}`));
+      expect(winners.length, `round ${round}:\n${outputs.join('\n')}`).toBe(1);
+    }
+  });
+});
+
+describe.runIf(existsSync('/proc/self/stat'))('lockDataDir and a pid the system gave again', () => {
+  it('takes over a claim whose pid now names a process started after the claimant (Linux)', () => {
+    // The parent runs, and is not this process: as a container restarted on a kept volume,
+    // where the old claimant's pid is another process's now.
+    const live = process.ppid;
+    const folder = freshFolder();
+    writeFileSync(join(folder, DATA_DIR_LOCK_FILE), `${live}\nstart 1\n`);
+    const lock = lockDataDir(folder);
+    expect(readFileSync(join(folder, DATA_DIR_LOCK_FILE), 'utf8').split('\n')[0]).toBe(
+      String(process.pid),
+    );
+    lock.release();
+  });
+
+  it('still refuses the live claimant itself, its start time recorded', () => {
+    const live = process.ppid;
+    const started = readFileSync(`/proc/${live}/stat`, 'utf8')
+      .slice(readFileSync(`/proc/${live}/stat`, 'utf8').lastIndexOf(')') + 2)
+      .split(' ')[19];
+    const folder = freshFolder();
+    writeFileSync(join(folder, DATA_DIR_LOCK_FILE), `${live}\nstart ${started}\n`);
+    expect(() => lockDataDir(folder)).toThrow(`pid ${live}`);
   });
 });
