@@ -53,7 +53,6 @@ interface QueueState {
   name: string;
   /** Stored items in enqueue order (a Map iterates in insertion order). */
   items: Map<number, StoredItem>;
-  nextSeq: number;
   /** msgId → when it leaves the dedupe window. */
   seenMessageIds: Map<string, number>;
   consumers: QueueConsumer[];
@@ -63,6 +62,20 @@ interface QueueState {
 }
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
+
+let lastSequence = 0;
+
+/**
+ * The next work item sequence, shared by every queue of every bus in the process: above the
+ * last one issued and at least Date.now() × 1000, so a restarted process numbers its items
+ * above the previous process's (the all-in-one inbox, in PGlite, outlives the bus and orders
+ * waiting messages by it), unless that one issued over 1,000 a millisecond on average or the
+ * clock went back. Safe integers until the year 2255.
+ */
+function nextSequence(): number {
+  lastSequence = Math.max(lastSequence + 1, Date.now() * 1000);
+  return lastSequence;
+}
 
 /**
  * The in-process bus for the all-in-one mode and tests: the same subject semantics, ordering,
@@ -152,7 +165,6 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
       state = {
         name,
         items: new Map(),
-        nextSeq: 1,
         seenMessageIds: new Map(),
         consumers: [],
         ackWaitMs: DEFAULT_ACK_WAIT_MS,
@@ -346,7 +358,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
       }
       if (state.seenMessageIds.has(enqueueOptions.msgId)) return;
       state.seenMessageIds.set(enqueueOptions.msgId, now + dedupeWindowMs);
-      const seq = state.nextSeq++;
+      const seq = nextSequence();
       state.items.set(seq, {
         seq,
         body,
