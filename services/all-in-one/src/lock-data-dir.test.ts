@@ -202,3 +202,21 @@ describe.runIf(existsSync('/proc/self/stat'))('lockDataDir and a pid the system 
     expect(() => lockDataDir(folder)).toThrow(`pid ${live}`);
   });
 });
+
+describe('lockDataDir take-over guard', () => {
+  it('clears a guard left by a process that died during a take-over, and refuses while a live one holds it', async () => {
+    const stale = await deadPid();
+    const folder = freshFolder();
+    const guard = join(folder, `${DATA_DIR_LOCK_FILE}.takeover`);
+    writeFileSync(join(folder, DATA_DIR_LOCK_FILE), `${stale}\n`);
+    // A live process (the parent) is taking the stale claim over right now.
+    writeFileSync(guard, `${process.ppid}\n`);
+    expect(() => lockDataDir(folder)).toThrow(`pid ${process.ppid}`);
+    // It died doing so.
+    writeFileSync(guard, `${stale}\n`);
+    const lock = lockDataDir(folder);
+    expect(existsSync(guard)).toBe(false);
+    lock.release();
+    expect(existsSync(join(folder, DATA_DIR_LOCK_FILE))).toBe(false);
+  });
+});
