@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -218,5 +218,19 @@ describe('lockDataDir take-over guard', () => {
     expect(existsSync(guard)).toBe(false);
     lock.release();
     expect(existsSync(join(folder, DATA_DIR_LOCK_FILE))).toBe(false);
+  });
+});
+
+describe('lockDataDir through another path', () => {
+  it('refuses a second claim in the same process made through a symbolic link to the folder', () => {
+    const folder = freshFolder();
+    const link = `${folder}-link`;
+    symlinkSync(folder, link);
+    folders.push(link);
+    const lock = lockDataDir(folder);
+    // The file names this process: a claim of its own, not one left by an earlier run.
+    expect(() => lockDataDir(link)).toThrow(DataDirInUseError);
+    lock.release();
+    lockDataDir(link).release();
   });
 });
