@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /** The file in DATA_DIR that names the process using it. */
@@ -39,7 +39,7 @@ const heldByThisProcess = new Set<string>();
  * stale claim cannot each remove the other's fresh one.
  */
 export function lockDataDir(dataDir: string): DataDirLock {
-  const folder = resolve(dataDir);
+  const folder = canonical(dataDir);
   const path = join(folder, DATA_DIR_LOCK_FILE);
   const guard = `${path}.takeover`;
   if (heldByThisProcess.has(folder)) {
@@ -80,8 +80,27 @@ export function lockDataDir(dataDir: string): DataDirLock {
   throw new DataDirInUseError(`DATA_DIR ${folder}: another process keeps claiming ${path}`);
 }
 
+/** The folder's own path (symbolic links resolved), so two paths to it are one claim. */
+function canonical(dataDir: string): string {
+  const resolved = resolve(dataDir);
+  try {
+    return realpathSync(resolved);
+  } catch {
+    return resolved;
+  }
+}
+
 function refuseIfLive(folder: string, path: string, owner: Claim | null): void {
-  if (owner !== null && owner.pid !== process.pid && isRunning(owner)) {
+  if (owner === null) return;
+  if (owner.pid === process.pid) {
+    // This pid with this process's start time: a claim this process made (through another path
+    // to the folder). Without a start time, or with another, one left by an earlier run.
+    if (owner.started !== null && owner.started === startTimeOf(process.pid)) {
+      throw new DataDirInUseError(`DATA_DIR ${folder} is already in use by this process`);
+    }
+    return;
+  }
+  if (isRunning(owner)) {
     throw new DataDirInUseError(
       `DATA_DIR ${folder} is in use by another chunklog process (pid ${owner.pid}): stop it, or ` +
         `set DATA_DIR to another folder (if no chunklog runs there, delete ${path})`,
