@@ -14,5 +14,11 @@ COPY services/all-in-one/package.json services/all-in-one/
 # Dev dependencies are included on purpose: the services run TypeScript through tsx.
 RUN npm ci --include=dev --no-audit --no-fund
 COPY . .
+# The all-in-one default keeps its PGlite data in /data (mount a volume there), writable by the
+# unprivileged user the services run as. In a container it must listen beyond loopback, which it
+# only does with API_KEYS set: docker run -e HOST=0.0.0.0 -e API_KEYS=me:secret -p 8787:8787
+# -v chunklog-data:/data <image>. The compose services use their own commands and need neither.
+RUN mkdir -p /data && chown node:node /data
+ENV DATA_DIR=/data
 USER node
 CMD ["npm", "start"]
