@@ -42,3 +42,17 @@ export class InvalidInputError extends ChunklogError {
     this.name = 'InvalidInputError';
   }
 }
+
+/**
+ * One line for any thrown value: the message, with its cause's when that adds something (a
+ * NATS "connection refused (connect ECONNREFUSED …)"). Node's dual-stack connect fails with an
+ * AggregateError whose own message is empty: its first error stands in.
+ */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const inner = error instanceof AggregateError ? error.errors[0] : error.cause;
+  const detail = inner instanceof Error ? inner.message : '';
+  const code = (error as { code?: unknown }).code;
+  const message = error.message || (typeof code === 'string' ? code : '') || error.name;
+  return detail && !message.includes(detail) ? `${message} (${detail})` : message;
+}

@@ -1,4 +1,5 @@
 /** `npm run db:migrate`: applies the committed migrations to DATABASE_URL, then exits. */
+import { describeError } from '@chunklog/chunk-core';
 import { z } from 'zod';
 import { createPostgresStore } from './create-postgres-store';
 
@@ -18,8 +19,9 @@ try {
 } catch (error) {
   // One line naming the database and the cause, not a driver stack trace.
   const url = new URL(parsed.data.DATABASE_URL);
-  const cause = error instanceof Error ? error.message || error.name : String(error);
-  console.error(`db:migrate: could not migrate ${url.host}${url.pathname}: ${cause}`);
+  console.error(
+    `db:migrate: could not migrate ${url.host}${url.pathname}: ${describeError(error)}`,
+  );
   process.exitCode = 1;
 } finally {
   await store.close();

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import {
   addUsage,
   type Chunk,
+  describeError,
   emptyUsage,
   type TabConfig,
   type ToolCallData,
@@ -41,10 +42,6 @@ export type TurnStart =
 export interface TurnOutcome {
   reason: TurnDoneReason;
   usage: Usage;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Tool calls of a turn that have no result in the log yet. */
@@ -89,7 +86,7 @@ export async function runTurn(input: {
     try {
       cancel.hear(await store.cancelGeneration(tabId));
     } catch (error) {
-      logger.warn('cancel check failed', { tabId, turnId, error: errorText(error) });
+      logger.warn('cancel check failed', { tabId, turnId, error: describeError(error) });
     }
   };
 
@@ -314,7 +311,7 @@ export async function runTurn(input: {
           step,
           attempt,
           retryInMs: delay,
-          error: errorText(result.error),
+          error: describeError(result.error),
         });
         if (delay === null) {
           const statusCode = errorStatus(result.error);
@@ -326,7 +323,7 @@ export async function runTurn(input: {
               role: 'assistant',
               type: 'error',
               data: {
-                message: `The model call failed: ${errorText(result.error)}`,
+                message: `The model call failed: ${describeError(result.error)}`,
                 ...(statusCode !== undefined ? { statusCode } : {}),
               },
             },
@@ -354,7 +351,7 @@ export async function runTurn(input: {
   } catch (error) {
     if (error instanceof LeaseLostError || session.lost) throw error;
     // Anything else (a database outage, a bug) still ends the turn visibly when it can.
-    logger.error('turn failed', { tabId, turnId, error: errorText(error) });
+    logger.error('turn failed', { tabId, turnId, error: describeError(error) });
     try {
       await append([
         {
@@ -363,12 +360,15 @@ export async function runTurn(input: {
           step,
           role: 'system',
           type: 'error',
-          data: { message: `The turn failed: ${errorText(error)}` },
+          data: { message: `The turn failed: ${describeError(error)}` },
         },
       ]);
       await answerUnanswered('The turn failed before the tool finished.');
     } catch (appendError) {
-      logger.error('could not record the turn failure', { tabId, error: errorText(appendError) });
+      logger.error('could not record the turn failure', {
+        tabId,
+        error: describeError(appendError),
+      });
     }
     return finish('error');
   }

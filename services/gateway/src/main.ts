@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
+import { describeError } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import { bootstrapApiKeys } from './bootstrap-api-keys';
 import { createGateway } from './create-gateway';
@@ -26,16 +27,6 @@ async function startStep<T>(what: string, step: () => Promise<T>): Promise<T> {
     console.error(`chunklog gateway failed to start: ${what}: ${describeError(error)}`);
     process.exit(1);
   }
-}
-
-/** The message, with its cause's (NATS: "connection refused (connect ECONNREFUSED …)"). */
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  // Node's dual-stack connect fails with an AggregateError whose own message is empty.
-  const inner = error instanceof AggregateError ? error.errors[0] : error.cause;
-  const detail = inner instanceof Error ? inner.message : '';
-  const message = error.message || (error as NodeJS.ErrnoException).code || error.name;
-  return detail && !message.includes(detail) ? `${message} (${detail})` : message;
 }
 
 const store = createPostgresStore({ url: config.DATABASE_URL });
