@@ -377,8 +377,17 @@ export function createWorker(deps: WorkerDependencies): Worker {
     try {
       const tab = await store.getTab(tabId);
       // Passing the running turn's id lets a takeover keep it as the tab's active turn.
-      const turnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : ids();
-      const lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+      const runningTurnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : null;
+      let turnId = runningTurnId ?? ids();
+      let lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+      if (lease.acquired && runningTurnId !== null && !lease.takenOver) {
+        // The turn read above ended before the acquire, so this lease starts a fresh turn on an
+        // idle tab, which must not reuse the finished turn's id (clients would see that id start
+        // and finish twice). Give the lease back and take it under a new id.
+        await store.releaseLease(tabId, { owner: workerId, usage: emptyUsage() });
+        turnId = ids();
+        lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+      }
       if (!lease.acquired) {
         // Nothing to hand over: the holder drains interrupts at every step and looks at the
         // inbox again after releasing the lease, and the sweep finds idle tabs with messages.
