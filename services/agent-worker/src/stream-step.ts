@@ -119,7 +119,7 @@ export async function streamStep(input: {
 
   try {
     const stream = await anthropic.messages.create({ ...request, stream: true }, { signal });
-    for await (const event of stream) {
+    for await (const event of untilAborted(stream, signal)) {
       if (!firstEventSeen) {
         firstEventSeen = true;
         metrics?.modelFirstEventSeconds.observe(secondsSince(startedAt));
@@ -144,5 +144,34 @@ export async function streamStep(input: {
     }
     timed('failed');
     return { outcome: 'failed', error, usage: state.usage, toolCalls };
+  }
+}
+
+/**
+ * The stream's events until it ends or the signal aborts. The SDK's stream, aborted after the
+ * whole response has arrived (a cancel landing while the last block is being stored), yields
+ * the events it holds and then neither ends nor throws; a turn waiting on it would hold its tab
+ * forever. Here the abort ends the wait at once, as an error.
+ */
+async function* untilAborted<T>(events: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = events[Symbol.asyncIterator]();
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason ?? new Error('aborted'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  // Handled by the race below; this keeps an abort after the last event from going unhandled.
+  aborted.catch(() => {});
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), aborted]);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    // Not awaited: on an aborted stream it may never settle.
+    iterator.return?.()?.catch(() => {});
   }
 }
