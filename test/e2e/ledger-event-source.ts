@@ -3,18 +3,9 @@
  * events feed a StreamLedger. Headers such as Authorization and Last-Event-ID go through its
  * `fetch` option; its own automatic reconnects add Last-Event-ID themselves.
  */
+import { STREAM_EVENT_NAMES } from '@chunklog/chunk-core';
 import { EventSource } from 'eventsource';
 import type { StreamLedger } from './stream-ledger';
-
-const EVENT_NAMES = [
-  'turn-start',
-  'chunk-open',
-  'chunk-delta',
-  'chunk-seal',
-  'turn-done',
-  'stream-live',
-  'stream-end',
-] as const;
 
 export interface LedgerEventSource {
   source: EventSource;
@@ -37,7 +28,7 @@ export function openLedgerEventSource(
       }),
   });
   let closed = false;
-  for (const name of EVENT_NAMES) {
+  for (const name of STREAM_EVENT_NAMES) {
     source.addEventListener(name, (message) => {
       if (!closed) ledger.receive(name, JSON.parse(message.data), message.lastEventId || undefined);
     });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LiveEventKindSchema } from './events';
 import { TabStatusSchema } from './tab';
 
 /**
@@ -37,3 +38,10 @@ export const StreamEndEventSchema = z.object({
   after: z.number().int().nonnegative(),
 });
 export type StreamEndEvent = z.infer<typeof StreamEndEventSchema>;
+
+/** Every event name a client's stream carries: the live events, then the gateway's own. */
+export const STREAM_EVENT_NAMES = [
+  ...LiveEventKindSchema.options,
+  'stream-live',
+  'stream-end',
+] as const;

@@ -1,4 +1,6 @@
 /** Real stream clients for tests: the `eventsource` package and `ws`, recording what arrives. */
+
+import { STREAM_EVENT_NAMES } from '@chunklog/chunk-core';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
 
@@ -9,16 +11,6 @@ export interface ReceivedEvent {
   /** performance.now() at arrival. */
   receivedAt: number;
 }
-
-export const STREAM_EVENT_NAMES = [
-  'turn-start',
-  'chunk-open',
-  'chunk-delta',
-  'chunk-seal',
-  'turn-done',
-  'stream-live',
-  'stream-end',
-] as const;
 
 export interface RecordingClient {
   events: ReceivedEvent[];
