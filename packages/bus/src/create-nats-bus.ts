@@ -459,10 +459,18 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       const next = async (consumer: Consumer): Promise<JsMsg | null> => {
         const pull = await consumer.fetch({ max_messages: 1, expires: pullExpiresMs });
         openPulls.add(pull);
+        // A pull request that died with its server (a restart) never hears its expiry: end it
+        // here, so the loop pulls again from the server that is up now. An item delivered just
+        // then and not taken stays unacknowledged and is delivered again after ack_wait.
+        const watchdog = setTimeout(
+          () => pull.close().catch(() => undefined),
+          pullExpiresMs + 2_000,
+        );
         try {
           for await (const message of pull) return message;
           return null;
         } finally {
+          clearTimeout(watchdog);
           openPulls.delete(pull);
         }
       };
