@@ -21,10 +21,11 @@ import { createPostgresStore } from '@chunklog/store';
 import {
   createTestDatabase,
   freePort,
+  sleep,
   testNatsUrl,
   testPostgresUrl,
   testSubjectPrefix,
-} from '../test/infra';
+} from '@chunklog/test-infra';
 import { percentile } from './percentile';
 
 const LATENCY_SAMPLES = 500;
@@ -32,8 +33,6 @@ const FANOUT_CLIENTS = 1_000;
 const FANOUT_EVENTS = 100;
 const IDLE_CLIENTS = 5_000;
 const KEY = 'bench-key-0123456789';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

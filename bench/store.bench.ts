@@ -12,8 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
+import { createTestDatabase } from '@chunklog/test-infra';
 import pg from 'pg';
-import { createTestDatabase } from '../test/infra';
 import { loadDeepTab } from '../test/load-deep-tab';
 import { percentile } from './percentile';
 

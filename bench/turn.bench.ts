@@ -31,8 +31,8 @@ import {
   tabEventsSubject,
 } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
+import { createTestDatabase, testPostgresUrl } from '@chunklog/test-infra';
 import { z } from 'zod';
-import { createTestDatabase, testPostgresUrl } from '../test/infra';
 
 const steps = 20;
 const system = `You are the benchmark agent. ${'Check every figure twice with the lookup tool before answering. '.repeat(150)}`;

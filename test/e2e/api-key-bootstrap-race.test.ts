@@ -8,8 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
+import { createTestDatabase, type TestDatabase, testPostgresUrl } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase, testPostgresUrl } from '../infra';
 
 const postgresUrl = await testPostgresUrl();
 if (postgresUrl === null) console.warn('!!! SKIPPED: the API key bootstrap suite needs Postgres');

@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import type { ChunkStore } from '@chunklog/store';
 import { createPostgresStore } from '@chunklog/store';
+import { createTestDatabase, freePort, testSubjectPrefix } from '@chunklog/test-infra';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { createTestDatabase, freePort, testSubjectPrefix } from '../infra';
 import { type ServiceProcess, startServiceProcess, waitUntilReady } from './service-process';
 
 const GATEWAY_MAIN = 'services/gateway/src/main.ts';

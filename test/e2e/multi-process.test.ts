@@ -4,14 +4,13 @@
  * in this process as the model. Clients are a standard EventSource and a WebSocket.
  */
 import type { Chunk } from '@chunklog/chunk-core';
+import { sleep, testNatsUrl, testPostgresUrl } from '@chunklog/test-infra';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { testNatsUrl, testPostgresUrl } from '../infra';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';
 import { openLedgerWebSocket } from './ledger-web-socket';
 import type { ServiceProcess } from './service-process';
-import { sleep } from './service-process';
 import { StreamLedger } from './stream-ledger';
 
 const LEASE_MS = 1_500;

@@ -4,13 +4,13 @@
  * and store directory. Live events published during the outage are lost; Postgres is the
  * source of truth and the gateway fills the gap by seq.
  */
+
+import { sleep, testPostgresUrl } from '@chunklog/test-infra';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { testPostgresUrl } from '../infra';
 import { natsServerAvailable, PrivateNatsServer } from '../private-nats-server';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';
-import { sleep } from './service-process';
 import { StreamLedger } from './stream-ledger';
 
 const postgresUrl = await testPostgresUrl();

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { sleep } from '@chunklog/test-infra';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -118,8 +119,4 @@ export async function waitUntilReady(
   throw new Error(
     `${service.name} not ready at ${baseUrl} in ${timeoutMs} ms:\n${service.output()}`,
   );
-}
-
-export function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }

@@ -21,13 +21,12 @@ import {
   tabRequestOptions,
   validateRequest,
 } from '@chunklog/chunk-core';
+import { sleep, testNatsUrl, testPostgresUrl } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { testNatsUrl, testPostgresUrl } from '../infra';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { openLedgerEventSource } from './ledger-event-source';
 import { openLedgerWebSocket } from './ledger-web-socket';
-import { sleep } from './service-process';
 import { StreamLedger } from './stream-ledger';
 
 const SEED = Number(process.env.SOAK_SEED ?? 20_261_130);

@@ -9,14 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { type Bus, createNatsBus } from '@chunklog/bus';
 import { createGateway } from '@chunklog/gateway';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestDatabase,
   type TestDatabase,
   testNatsUrl,
   testPostgresUrl,
   testSubjectPrefix,
-} from '../infra';
+} from '@chunklog/test-infra';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';
 import { StreamLedger } from './stream-ledger';

@@ -1,7 +1,7 @@
+import { testNatsUrl, testSubjectPrefix } from '@chunklog/test-infra';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll } from 'vitest';
-import { testNatsUrl, testSubjectPrefix } from '../../../test/infra';
 import { busContract } from './bus-contract';
 import type { BusLogger } from './bus-logger';
 import { createNatsBus } from './create-nats-bus';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createTestDatabase, type TestDatabase, testPostgresUrl } from '@chunklog/test-infra';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase, testPostgresUrl } from '../../../test/infra';
 import { loadDeepTab } from '../../../test/load-deep-tab';
 import type { ChunkStore } from './chunk-store';
 import { createPostgresStore } from './create-postgres-store';

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createTestDatabase, testPostgresUrl } from '@chunklog/test-infra';
 import { describe, expect, it } from 'vitest';
-import { createTestDatabase, testPostgresUrl } from '../../../test/infra';
 
 const mainPath = fileURLToPath(new URL('./main.ts', import.meta.url));
 const postgresUrl = await testPostgresUrl();

@@ -27,7 +27,7 @@ import {
   testNatsUrl,
   testPostgresUrl,
   testSubjectPrefix,
-} from '../../../test/infra';
+} from '@chunklog/test-infra';
 import { createLogger } from './logger';
 import { createWorker, type Worker, type WorkerDependencies } from './worker';
 

@@ -17,13 +17,6 @@ import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { type Bus, createNatsBus } from '@chunklog/bus';
 import { validateRequest } from '@chunklog/chunk-core';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import {
-  type ServiceProcess,
-  startServiceProcess,
-  waitUntilReady,
-} from '../../../test/e2e/service-process';
 import {
   createTestDatabase,
   freePort,
@@ -31,7 +24,14 @@ import {
   testNatsUrl,
   testPostgresUrl,
   testSubjectPrefix,
-} from '../../../test/infra';
+} from '@chunklog/test-infra';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  type ServiceProcess,
+  startServiceProcess,
+  waitUntilReady,
+} from '../../../test/e2e/service-process';
 
 const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
 

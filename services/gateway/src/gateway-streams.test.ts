@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Chunk } from '@chunklog/chunk-core';
+import { sleep } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import {
@@ -14,7 +15,6 @@ import { TurnDriver } from './testing/turn-driver';
 const real = await realBackend();
 const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sealsOf = (events: ReceivedEvent[]) =>
   events
     .filter((event) => event.event === 'chunk-seal')

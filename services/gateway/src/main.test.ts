@@ -2,14 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestDatabase,
   type TestDatabase,
   testNatsUrl,
   testPostgresUrl,
   testSubjectPrefix,
-} from '../../../test/infra';
+} from '@chunklog/test-infra';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const mainPath = fileURLToPath(new URL('./main.ts', import.meta.url));
 const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);

@@ -12,7 +12,7 @@ import {
   testNatsUrl,
   testPostgresUrl,
   testSubjectPrefix,
-} from '../../../../test/infra';
+} from '@chunklog/test-infra';
 
 export interface Backend {
   store: ChunkStore;

@@ -113,3 +113,8 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Resolves after `milliseconds`. */
+export function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
