@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LogLevelSchema } from './create-logger';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './run-until-signal';
 
 /** A TCP port; 0 asks the system for a free one. */
 export function portSchema(defaultPort: number) {
@@ -46,4 +47,14 @@ export const modelEnv = {
   MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
   MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(4096),
+};
+
+/** SHUTDOWN_TIMEOUT_MS: how long a shutdown may take before the process exits anyway. */
+export const shutdownEnv = {
+  SHUTDOWN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(300_000)
+    .default(DEFAULT_SHUTDOWN_TIMEOUT_MS),
 };

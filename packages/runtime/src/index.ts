@@ -6,7 +6,15 @@ export {
   LogLevelSchema,
   loggerOptions,
 } from './create-logger';
-export { databaseEnv, listenEnv, logEnv, modelEnv, natsEnv, portSchema } from './env-schema';
+export {
+  databaseEnv,
+  listenEnv,
+  logEnv,
+  modelEnv,
+  natsEnv,
+  portSchema,
+  shutdownEnv,
+} from './env-schema';
 export { EnvError, parseEnv } from './parse-env';
 export {
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
