@@ -1,8 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
+// Tiers by file name: *.unit.test.ts (pure), *.int.test.ts (real servers, PGlite, child
+// processes), *.e2e.test.ts (the whole product through its public surface); see README.
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'services/*/src/**/*.test.ts',
+      'test/**/*.test.ts',
+      'apps/*/test/**/*.test.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

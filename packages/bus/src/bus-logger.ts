@@ -1,13 +1,17 @@
-/** Where an adapter reports trouble it cannot throw to a caller (pino-compatible: details first). */
+import { createLogger } from '@chunklog/runtime';
+
+/**
+ * What the bus logs through: a pino Logger (pass the process's logger, or a child of it) fits.
+ * The bus reports here the trouble it cannot throw to a caller (a lost connection, a failing
+ * handler), errors under `err`.
+ */
 export interface BusLogger {
   info(details: object, message: string): void;
   warn(details: object, message: string): void;
   error(details: object, message: string): void;
 }
 
-/** The default logger: the console, with the details after the message. */
-export const consoleBusLogger: BusLogger = {
-  info: (details, message) => console.info(`[bus] ${message}`, details),
-  warn: (details, message) => console.warn(`[bus] ${message}`, details),
-  error: (details, message) => console.error(`[bus] ${message}`, details),
-};
+/** For a caller that passes no logger: JSON lines on stdout, as a main's logger writes them. */
+export function defaultBusLogger(): BusLogger {
+  return createLogger({}).child({ component: 'bus' });
+}

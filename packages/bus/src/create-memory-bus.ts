@@ -1,6 +1,7 @@
 import type { Bus, Subscription, WorkItem } from './bus';
 import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from './bus-errors';
-import { type BusLogger, consoleBusLogger } from './bus-logger';
+import { type BusLogger, defaultBusLogger } from './bus-logger';
+import { deliverEvent } from './deliver-event';
 import { decodePayload, encodePayload, encodeReply } from './json-payload';
 import { assertValidQueueName, failedItemDelayMs } from './queue-name';
 import { fromRemoteError, type RemoteError, toRemoteError } from './remote-error';
@@ -11,6 +12,7 @@ export interface MemoryBusOptions {
   dedupeWindowMs?: number;
   /** Default reply timeout of request(). */
   requestTimeoutMs?: number;
+  /** The process's pino logger (or a child); without one, JSON lines on stdout. */
   logger?: BusLogger;
 }
 
@@ -85,7 +87,7 @@ function nextSequence(): number {
 export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
   const dedupeWindowMs = options.dedupeWindowMs ?? 120_000;
   const defaultRequestTimeoutMs = options.requestTimeoutMs ?? 5_000;
-  const logger = options.logger ?? consoleBusLogger;
+  const logger = options.logger ?? defaultBusLogger();
   const listeners = new Set<Listener>();
   const queues = new Map<string, QueueState>();
   const pendingRequests = new Set<(error: Error) => void>();
@@ -261,7 +263,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
       Promise.resolve()
         .then(() => consumer.handler(workItem))
         .catch(async (error: unknown) => {
-          logger.warn({ queue: state.name, error }, 'work item handler failed; redelivering');
+          logger.warn({ queue: state.name, err: error }, 'work item handler failed; redelivering');
           await nak(failedItemDelayMs(item.deliveryCount));
         })
         .finally(() => {
@@ -282,16 +284,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
       assertOpen();
       assertValidSubject(pattern, { wildcards: true });
       return addListener(pattern, undefined, ({ subject, body }) => {
-        try {
-          const result: unknown = handler(decodePayload(body), subject);
-          if (result instanceof Promise) {
-            result.catch((error: unknown) =>
-              logger.error({ subject, error }, 'subscription handler failed'),
-            );
-          }
-        } catch (error) {
-          logger.error({ subject, error }, 'subscription handler failed');
-        }
+        deliverEvent(handler, decodePayload(body), subject, logger);
       });
     },
 

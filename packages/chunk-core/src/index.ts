@@ -1,14 +1,120 @@
-export * from './assert-never';
-export * from './build-request';
-export * from './chunk';
-export * from './chunk-window';
-export * from './commands';
-export * from './errors';
-export * from './events';
-export * from './message-fold';
-export * from './reduce-stream';
-export * from './stream-events';
-export * from './tab';
-export * from './tab-request-options';
-export * from './validate-request';
-export * from './wire-types';
+export { assertNever } from './assert-never';
+export {
+  assembleRequest,
+  buildRequest,
+  type RequestOptions,
+  stripCacheControl,
+} from './build-request';
+export {
+  type Chunk,
+  type ChunkBody,
+  ChunkBodySchema,
+  type ChunkPage,
+  ChunkPageSchema,
+  type ChunkRole,
+  ChunkSchema,
+  type ChunkType,
+  type NewChunk,
+  NewChunkSchema,
+  type ToolCallData,
+  type ToolResultData,
+} from './chunk';
+export {
+  ChunkWindow,
+  type ChunkWindowOptions,
+  type OpenChunk,
+  type RenderGroup,
+  type WindowChunk,
+} from './chunk-window';
+export {
+  type CancelCommand,
+  CancelCommandSchema,
+  cancelSubject,
+  INTAKE_QUEUE,
+  type MessageCommand,
+  MessageCommandSchema,
+  MessageModeSchema,
+  type OpenBlockSnapshot,
+  OpenBlockSnapshotSchema,
+  REQUEST_OPTIONS_QUEUE,
+  REQUEST_OPTIONS_SUBJECT,
+  type RequestOptionsQuery,
+  RequestOptionsQuerySchema,
+  type RequestOptionsReply,
+  RequestOptionsReplySchema,
+  snapshotSubject,
+} from './commands';
+export {
+  ChunklogError,
+  type ChunklogErrorCode,
+  ConflictError,
+  describeError,
+  InvalidInputError,
+  NotFoundError,
+} from './errors';
+export {
+  addUsage,
+  type ChunkDeltaEvent,
+  ChunkDeltaEventSchema,
+  type ChunkOpenEvent,
+  ChunkOpenEventSchema,
+  type ChunkSealEvent,
+  ChunkSealEventSchema,
+  emptyUsage,
+  type LiveEvent,
+  type LiveEventKind,
+  LiveEventKindSchema,
+  LiveEventSchema,
+  liveEventSubject,
+  type TurnDoneEvent,
+  TurnDoneEventSchema,
+  type TurnDoneReason,
+  TurnDoneReasonSchema,
+  type TurnStartEvent,
+  TurnStartEventSchema,
+  tabEventsSubject,
+  type Usage,
+  UsageSchema,
+} from './events';
+export { buildMessages, MessageFold } from './message-fold';
+export {
+  initialStreamState,
+  interruptedBlock,
+  reduceStream,
+  reduceStreamEvent,
+  type StreamChunkBody,
+  type StreamOperation,
+  type StreamState,
+} from './reduce-stream';
+export {
+  STREAM_EVENT_NAMES,
+  type StreamEndEvent,
+  StreamEndEventSchema,
+  type StreamEndReason,
+  type StreamLiveEvent,
+  StreamLiveEventSchema,
+} from './stream-events';
+export {
+  MAX_OUTPUT_TOKENS,
+  type Tab,
+  type TabConfig,
+  TabConfigSchema,
+  TabSchema,
+  type TabStatus,
+  TabStatusSchema,
+} from './tab';
+export { type TabRequestDefaults, tabRequestOptions } from './tab-request-options';
+export {
+  MAX_CACHE_BREAKPOINTS,
+  type RequestViolation,
+  TOOL_NAME_PATTERN,
+  TOOL_USE_ID_PATTERN,
+  validateRequest,
+} from './validate-request';
+export type {
+  WireContentBlock,
+  WireMessage,
+  WireRequest,
+  WireStreamEvent,
+  WireTool,
+} from './wire-types';

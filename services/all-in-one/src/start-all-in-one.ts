@@ -4,13 +4,15 @@ import { resolve } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import {
   createWorker,
-  createLogger as createWorkerLogger,
   createWorkerMetrics,
+  type Logger as WorkerLogger,
 } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
+import { createLogger, loggerOptions } from '@chunklog/runtime';
 import { createPgliteStore } from '@chunklog/store';
+import type { Logger } from 'pino';
 import { type AllInOneConfig, isLoopbackHost } from './all-in-one-config';
 import { lockDataDir } from './lock-data-dir';
 
@@ -24,11 +26,20 @@ export interface AllInOne {
   close(): Promise<void>;
 }
 
+export interface AllInOneDependencies {
+  /** The process's logger, without a `service` binding: each service gets a child naming it. */
+  logger?: Logger;
+}
+
 /**
- * The whole product in one process (DESIGN section 10): the gateway, one worker, PGlite under
- * DATA_DIR, the in-process bus and, unless ANTHROPIC_API_KEY is set, the simulator as the model.
+ * The whole product in one process: the gateway, one worker, PGlite under DATA_DIR, the
+ * in-process bus and, unless ANTHROPIC_API_KEY is set, the simulator as the model.
  */
-export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
+export async function startAllInOne(
+  config: AllInOneConfig,
+  dependencies: AllInOneDependencies = {},
+): Promise<AllInOne> {
+  const logger = dependencies.logger ?? createLogger({ level: config.LOG_LEVEL });
   const authOff = !config.API_KEYS;
   if (authOff && !isLoopbackHost(config.HOST)) {
     throw new Error(
@@ -55,14 +66,16 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
     await store.migrate();
     await bootstrapApiKeys(store, config.API_KEYS);
 
-    const bus = createMemoryBus();
+    const bus = createMemoryBus({
+      logger: logger.child({ service: 'all-in-one', component: 'bus' }),
+    });
     closers.push(() => bus.close());
 
     let simulator: Simulator | null = null;
     if (!config.ANTHROPIC_API_KEY) {
-      simulator = await createSimulator({
-        logger: config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? undefined : () => {},
-      });
+      const simulatorLogger = logger.child({ service: 'anthropic-sim' });
+      // One line per model request: detail for debugging, not for a normal run's log.
+      simulator = await createSimulator({ logger: (line) => simulatorLogger.debug(line) });
       const started = simulator;
       closers.push(() => started.close());
     }
@@ -82,8 +95,9 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
       workerId: `all-in-one-${process.pid}`,
       leaseMs: 15_000,
       maxSteps: config.MAX_STEPS,
+      maxTokens: config.MAX_TOKENS,
       model: config.MODEL,
-      logger: createWorkerLogger(workerLogLevel(config.LOG_LEVEL), { service: 'agent-worker' }),
+      logger: messageFirstLogger(logger.child({ service: 'agent-worker' })),
       metrics,
     });
     await worker.start();
@@ -92,7 +106,8 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
     const gateway = await createGateway({
       store,
       bus,
-      logger: { level: config.LOG_LEVEL },
+      // Fastify builds its pino from options: the same format, level and service binding.
+      logger: loggerOptions({ service: 'gateway', level: config.LOG_LEVEL }),
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
@@ -112,9 +127,16 @@ export async function startAllInOne(config: AllInOneConfig): Promise<AllInOne> {
   }
 }
 
-/** The worker's logger knows fewer levels than pino's; map the extremes onto its nearest. */
-function workerLogLevel(level: AllInOneConfig['LOG_LEVEL']) {
-  if (level === 'trace') return 'debug' as const;
-  if (level === 'fatal') return 'error' as const;
-  return level;
+/**
+ * The worker's deps take a logger called message first (`info(message, fields)`); this one
+ * writes through pino, its `error` field as pino's `err` (stack and causes included).
+ */
+function messageFirstLogger(logger: Logger): WorkerLogger {
+  const write =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (message: string, fields: Record<string, unknown> = {}) => {
+      const { error, ...rest } = fields;
+      logger[level](error === undefined ? rest : { ...rest, err: error }, message);
+    };
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }

@@ -54,7 +54,7 @@ describe.skipIf(!reachable)('services mode: two gateways, two workers', () => {
       leaseMs: LEASE_MS,
     });
     // Started together, as a deployment (a rollout, compose replicas) starts them: both
-    // bootstrap the same API_KEYS at once (api-key-bootstrap-race.test.ts).
+    // bootstrap the same API_KEYS at once (api-key-bootstrap-race.e2e.test.ts).
     [gatewayA, gatewayB] = await Promise.all([
       backend.startGateway({ name: 'gateway-a' }),
       backend.startGateway({ name: 'gateway-b' }),

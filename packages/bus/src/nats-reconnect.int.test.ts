@@ -4,6 +4,8 @@
  * directory while a bus is connected.
  */
 import { rm } from 'node:fs/promises';
+import { sleep } from '@chunklog/test-infra';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   NATS_SERVER_BINARY,
@@ -11,9 +13,8 @@ import {
   PrivateNatsServer,
 } from '../../../test/private-nats-server';
 import type { Bus } from './bus';
-import { sleep, waitUntil } from './bus-contract';
-import type { BusLogger } from './bus-logger';
 import { createNatsBus } from './create-nats-bus';
+import { waitUntil } from './testing/wait-until';
 
 const serverAvailable = natsServerAvailable();
 if (!serverAvailable) {
@@ -22,7 +23,7 @@ if (!serverAvailable) {
   );
 }
 
-const quietLogger: BusLogger = { info() {}, warn() {}, error() {} };
+const quietLogger = pino({ level: 'silent' });
 
 async function waitForReady(bus: Bus, expected: boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

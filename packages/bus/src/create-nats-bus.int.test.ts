@@ -1,16 +1,16 @@
 import { testNatsUrl, testSubjectPrefix } from '@chunklog/test-infra';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import pino from 'pino';
 import { afterAll } from 'vitest';
-import { busContract } from './bus-contract';
-import type { BusLogger } from './bus-logger';
 import { createNatsBus } from './create-nats-bus';
+import { busContract } from './testing/bus-contract';
 
 const natsUrl = await testNatsUrl();
 const subjectPrefix = testSubjectPrefix();
 
 // Expected failures (a handler that throws on purpose) would only clutter the test output.
-const quietLogger: BusLogger = { info() {}, warn() {}, error() {} };
+const quietLogger = pino({ level: 'silent' });
 
 /** Deletes every stream this file created (their names start with the prefix). */
 async function deleteStreams(url: string): Promise<void> {

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ChunkLogWriter } from './arbitrary-chunk-log';
 import { buildMessages } from './message-fold';
 import {
   interruptedBlock,
@@ -12,6 +11,7 @@ import {
   type StreamChunkBody,
   type StreamOperation,
 } from './reduce-stream';
+import { ChunkLogWriter } from './testing/arbitrary-chunk-log';
 
 const fixturesDirectory = join(import.meta.dirname, '../../../test/fixtures/anthropic-streams');
 const fixtureNames = readdirSync(fixturesDirectory).filter((name) => name.endsWith('.jsonl'));

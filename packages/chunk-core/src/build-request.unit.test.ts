@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { arbitraryChunkLog, ChunkLogWriter } from './arbitrary-chunk-log';
 import {
   assembleRequest,
   buildRequest,
@@ -10,6 +9,7 @@ import {
 import type { Chunk } from './chunk';
 import { InvalidInputError } from './errors';
 import { buildMessages, MessageFold } from './message-fold';
+import { arbitraryChunkLog, ChunkLogWriter } from './testing/arbitrary-chunk-log';
 import { validateRequest } from './validate-request';
 import type { WireRequest, WireTool } from './wire-types';
 

@@ -1,9 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { arbitraryChunkLog, ChunkLogWriter, TEST_TAB_ID, testUuid } from './arbitrary-chunk-log';
 import type { Chunk, ChunkPage } from './chunk';
 import { ChunkWindow } from './chunk-window';
 import type { LiveEvent } from './events';
+import {
+  arbitraryChunkLog,
+  ChunkLogWriter,
+  TEST_TAB_ID,
+  testUuid,
+} from './testing/arbitrary-chunk-log';
 
 /** What GET /v1/tabs/:tabId/chunks?before&limit answers for a log. */
 function serverPage(log: readonly Chunk[], before: number | undefined, limit: number): ChunkPage {

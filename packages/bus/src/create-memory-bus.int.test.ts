@@ -2,20 +2,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { busContract } from './bus-contract';
-import type { BusLogger } from './bus-logger';
-import { createMemoryBus } from './create-memory-bus';
 
 const run = promisify(execFile);
-
-// Expected failures (a handler that throws on purpose) would only clutter the test output.
-const quietLogger: BusLogger = { info() {}, warn() {}, error() {} };
-
-busContract('in-process', {
-  createBus: async () => createMemoryBus({ logger: quietLogger }),
-  // An in-process bus is its own broker: the second party shares the same instance.
-  createPeer: async (bus) => bus,
-});
 
 describe('in-process bus sequences across processes', () => {
   const script = `

@@ -1,32 +1,19 @@
 /**
  * The one contract suite of the Bus port. Every adapter's test file calls it with its factory,
- * so the NATS adapter and the in-process bus cannot drift apart. Not exported from index.ts.
+ * so the NATS adapter and the in-process bus cannot drift apart.
  */
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError } from '@chunklog/chunk-core';
+import { sleep } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bus, Subscription, WorkItem } from './bus';
+import type { Bus, Subscription, WorkItem } from '../bus';
 import {
   BusUnavailableError,
   NoRespondersError,
   RemoteHandlerError,
   RequestTimeoutError,
-} from './bus-errors';
-
-/** Polls until the condition holds; fails with the description after timeoutMs. */
-export async function waitUntil(
-  condition: () => boolean,
-  description: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
-    await sleep(5);
-  }
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+} from '../bus-errors';
+import { waitUntil } from './wait-until';
 
 /** A unique, valid subject token or queue name, so tests sharing a bus never see each other. */
 const unique = (label: string) => `${label}-${randomUUID().slice(0, 8)}`;

@@ -47,7 +47,8 @@ describe('npm scripts and signals', () => {
       const timer = setTimeout(() => reject(new Error(`no URL in 60 s:\n${output}`)), 60_000);
       const collect = (data: Buffer) => {
         output += data.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(output);
+        // The simulator logs JSON lines; the one saying it listens carries its url.
+        const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
         if (match?.[1]) {
           clearTimeout(timer);
           resolve(match[1]);

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { arbitraryChaoticLog, arbitraryChunkLog, ChunkLogWriter } from './arbitrary-chunk-log';
 import { buildRequest, stripCacheControl } from './build-request';
 import type { Chunk } from './chunk';
 import {
@@ -10,6 +9,11 @@ import {
   MISSING_TOOL_RESULT_TEXT,
   PLACEHOLDER_USER_TEXT,
 } from './message-fold';
+import {
+  arbitraryChaoticLog,
+  arbitraryChunkLog,
+  ChunkLogWriter,
+} from './testing/arbitrary-chunk-log';
 import { validateRequest } from './validate-request';
 import type { WireMessage } from './wire-types';
 

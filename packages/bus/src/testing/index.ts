@@ -1,0 +1,1 @@
+export { type BusContractSetup, busContract } from './bus-contract';

@@ -1,0 +1,37 @@
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { z } from 'zod';
+
+/** pino's levels, plus `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LogLevelSchema = z.enum(LOG_LEVELS);
+export type LogLevel = z.infer<typeof LogLevelSchema>;
+
+export interface LoggerSettings {
+  /**
+   * The service the lines come from (`gateway`, `agent-worker`, ...), bound as `service`.
+   * A process that hosts several services leaves it out and binds one per child instead.
+   */
+  service?: string;
+  level?: LogLevel;
+}
+
+/**
+ * The pino options every chunklog logger is built with: JSON lines, ISO time, the level as its
+ * name, errors (under `err` or `error`) with their stack and cause chain. Exported for
+ * frameworks that build their own pino from options.
+ */
+export function loggerOptions(settings: LoggerSettings): LoggerOptions {
+  return {
+    level: settings.level ?? 'info',
+    base: settings.service === undefined ? {} : { service: settings.service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+  };
+}
+
+/** The process's logger: JSON lines on stdout (or on `destination`, for tests). */
+export function createLogger(settings: LoggerSettings, destination?: DestinationStream): Logger {
+  const options = loggerOptions(settings);
+  return destination === undefined ? pino(options) : pino(options, destination);
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { LogLevelSchema } from './create-logger';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './run-until-signal';
+
+/** A TCP port; 0 asks the system for a free one. */
+export function portSchema(defaultPort: number) {
+  return z.coerce
+    .number({ error: 'must be a port number' })
+    .int()
+    .min(0)
+    .max(65_535)
+    .default(defaultPort);
+}
+
+/** PORT and HOST of a process that listens; loopback unless told otherwise. */
+export function listenEnv(defaults: { port: number; host?: string }) {
+  return {
+    PORT: portSchema(defaults.port),
+    HOST: z
+      .string()
+      .min(1)
+      .default(defaults.host ?? '127.0.0.1'),
+  };
+}
+
+/** LOG_LEVEL, pino's level names; `info` by default. */
+export const logEnv = {
+  LOG_LEVEL: LogLevelSchema.default('info'),
+};
+
+/** DATABASE_URL: the Postgres server. */
+export const databaseEnv = {
+  DATABASE_URL: z
+    .string({ error: 'required: a postgres:// URL' })
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL'),
+};
+
+/** NATS_URL, and the subject prefix that keeps deployments on one NATS server apart. */
+export const natsEnv = {
+  NATS_URL: z.string({ error: 'required, e.g. nats://127.0.0.1:4222' }).min(1),
+  /** Must be the same for the gateways and workers of one deployment. */
+  NATS_SUBJECT_PREFIX: z.string().min(1).optional(),
+};
+
+/** The model defaults: a tab's config overrides them. */
+export const modelEnv = {
+  MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
+  MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(4096),
+};
+
+/** SHUTDOWN_TIMEOUT_MS: how long a shutdown may take before the process exits anyway. */
+export const shutdownEnv = {
+  SHUTDOWN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(300_000)
+    .default(DEFAULT_SHUTDOWN_TIMEOUT_MS),
+};
