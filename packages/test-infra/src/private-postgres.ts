@@ -83,9 +83,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     '--no-sync',
     '--no-instructions',
   ]);
-  // Appended, so these win over the defaults initdb wrote. Durability is not what these tests
-  // are about: an immediate stop loses nothing committed anyway (the WAL is written), and fsync
-  // off keeps a shared machine's disk out of the timings.
+  // Appended, so these win over the defaults initdb wrote. fsync off keeps a shared machine's
+  // disk out of the timings and still loses nothing committed when the server (not the
+  // machine) stops: each commit writes its WAL before it returns. synchronous_commit must stay
+  // on for that: off, an immediate stop loses the last commits, and tests would see it.
   const settings = [
     `port = ${port}`,
     "listen_addresses = '127.0.0.1'",
@@ -94,7 +95,6 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     'shared_buffers = 16MB',
     'fsync = off',
     'full_page_writes = off',
-    'synchronous_commit = off',
   ];
   const configFile = join(dataDir, 'postgresql.conf');
   await writeFile(configFile, `${await readFile(configFile, 'utf8')}\n${settings.join('\n')}\n`);
