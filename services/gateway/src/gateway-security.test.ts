@@ -169,7 +169,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
     }
   });
 
-  it('refuses an address with 429 after too many failed authentications', async () => {
+  it("answers an address's failed authentications 429 past the limit, and still serves its valid keys", async () => {
     const guarded = await startGateway(
       backend,
       { limits: { failedAuthPerMinute: 3 } },
@@ -184,6 +184,12 @@ describe.each(backends)('gateway security on $name', (backend) => {
       const refused = await guarded.request('GET', '/v1/tabs', { key: 'guess-4' });
       expect(refused.status).toBe(429);
       expect(refused.body).toEqual(errorOf('rate_limited'));
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      // The same address (one proxy, one NAT) with a valid key: checked first, so served.
+      for (const tenant of [guarded.tenantA, guarded.tenantB]) {
+        expect((await guarded.request('GET', '/v1/tabs', { key: tenant.key })).status).toBe(200);
+      }
+      expect((await guarded.request('GET', '/v1/tabs', { key: 'guess-5' })).status).toBe(429);
     } finally {
       await guarded.close();
     }
