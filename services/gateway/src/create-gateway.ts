@@ -74,8 +74,8 @@ export async function createGateway(options: GatewayOptions) {
     return503OnClosing: true,
     // A path whose percent escapes do not decode never reaches a route or the error handler.
     frameworkErrors: (error, _request, reply: FastifyReply) => {
-      const { status, body } = toHttpError(error);
-      reply.code(status).send(body);
+      const { status, body, headers } = toHttpError(error);
+      reply.code(status).headers(headers).send(body);
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);

@@ -37,7 +37,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         body: createMessageBodySchema(context.limits.textLength),
         response: {
           202: MessageAcceptedSchema,
-          ...errorResponses(400, 401, 404, 409, 413, 415, 429, 503),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
         },
       },
     },
