@@ -7,10 +7,10 @@ import { createNatsBus } from '@chunklog/bus';
 import { describeError } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
-import { bootstrapApiKeys } from './bootstrap-api-keys';
+import { bootstrapApiKeys } from './auth/bootstrap-api-keys';
+import { parseGatewayConfig } from './config/gateway-config';
+import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { createGateway } from './create-gateway';
-import { parseGatewayConfig } from './gateway-config';
-import { createWorkerContextBuilder } from './worker-context-builder';
 
 let config: ReturnType<typeof parseGatewayConfig>;
 try {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../error-handler';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import type { OutgoingEvent, StreamSink } from './stream-sink';
 
 /** After a final event, how long a client that does not read gets before its socket is dropped. */
