@@ -118,3 +118,10 @@ export function freePort(): Promise<number> {
 export function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }
+
+export {
+  POSTGRES_BIN_DIR,
+  type PrivatePostgres,
+  privatePostgresAvailable,
+  startPrivatePostgres,
+} from './private-postgres';

@@ -12,21 +12,22 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import { authPlugin } from './auth-plugin';
-import { type CorsOptions, corsPlugin } from './cors-plugin';
-import { errorHandlerPlugin, toHttpError } from './error-handler';
-import type { ContextBuilder, GatewayContext } from './gateway-context';
-import { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
-import { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
+import { authPlugin } from './auth/auth-plugin';
+import { createStreamTickets } from './auth/stream-ticket';
+import { defaultGatewayLimits, type GatewayLimits } from './config/gateway-limits';
+import type { ContextBuilder } from './context/context-builder';
+import { createWorkerContextBuilder } from './context/worker-context-builder';
+import { type CorsOptions, corsPlugin } from './http/cors-plugin';
+import { errorHandlerPlugin, toHttpError } from './http/error-handler';
+import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
+import { observeTurns } from './metrics/turn-metrics';
 import { chunkRoutes } from './routes/chunk-routes';
+import type { GatewayContext } from './routes/gateway-context';
 import { healthRoutes } from './routes/health-routes';
 import { messageRoutes } from './routes/message-routes';
 import { streamRoutes } from './routes/stream-routes';
 import { tabRoutes } from './routes/tab-routes';
-import { createStreamTickets } from './stream-ticket';
 import { TabEventHub } from './streams/tab-event-hub';
-import { observeTurns } from './turn-metrics';
-import { createWorkerContextBuilder } from './worker-context-builder';
 
 /** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
 export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';
@@ -74,8 +75,8 @@ export async function createGateway(options: GatewayOptions) {
     return503OnClosing: true,
     // A path whose percent escapes do not decode never reaches a route or the error handler.
     frameworkErrors: (error, _request, reply: FastifyReply) => {
-      const { status, body } = toHttpError(error);
-      reply.code(status).send(body);
+      const { status, body, headers } = toHttpError(error);
+      reply.code(status).headers(headers).send(body);
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);

@@ -1,19 +1,26 @@
-export { ErrorResponseSchema, MAX_PAGE_LIMIT } from './api-schemas';
-export type { AuthLevel, Principal } from './auth-plugin';
-export { bootstrapApiKeys } from './bootstrap-api-keys';
-export type { CorsOptions } from './cors-plugin';
-export { createGateway, type GatewayOptions, LOCAL_TENANT_ID } from './create-gateway';
+export type { AuthLevel, Principal } from './auth/auth-plugin';
+export { bootstrapApiKeys } from './auth/bootstrap-api-keys';
+export {
+  createStreamTickets,
+  type StreamTicketClaims,
+  type StreamTickets,
+} from './auth/stream-ticket';
+export { ApiKeysSchema, CorsOriginsSchema, parseApiKeys } from './config/gateway-config';
+export { defaultGatewayLimits, type GatewayLimits } from './config/gateway-limits';
+export type { BuiltContext, ContextBuilder, ContextSource } from './context/context-builder';
 export {
   type ContextDefaults,
   createDefaultContextBuilder,
   defaultContextDefaults,
-} from './default-context-builder';
-export { toHttpError } from './error-handler';
-export { ApiKeysSchema, CorsOriginsSchema, parseApiKeys } from './gateway-config';
-export type { BuiltContext, ContextBuilder, ContextSource } from './gateway-context';
-export { defaultGatewayLimits, type GatewayLimits } from './gateway-limits';
-export { createGatewayMetrics, type GatewayMetrics } from './gateway-metrics';
-export { idempotentChunkId } from './idempotent-chunk-id';
-export { createStreamTickets, type StreamTicketClaims, type StreamTickets } from './stream-ticket';
+} from './context/default-context-builder';
+export {
+  createWorkerContextBuilder,
+  WORKER_CONTEXT_TIMEOUT_MS,
+} from './context/worker-context-builder';
+export { createGateway, type GatewayOptions, LOCAL_TENANT_ID } from './create-gateway';
+export { ErrorResponseSchema, MAX_PAGE_LIMIT } from './http/api-schemas';
+export type { CorsOptions } from './http/cors-plugin';
+export { toHttpError } from './http/error-handler';
+export { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
+export { idempotentChunkId } from './routes/idempotent-chunk-id';
 export type { StreamEnd, StreamEndReason } from './streams/stream-sink';
-export { createWorkerContextBuilder, WORKER_CONTEXT_TIMEOUT_MS } from './worker-context-builder';

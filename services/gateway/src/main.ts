@@ -6,10 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
 import { describeError } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
-import { bootstrapApiKeys } from './bootstrap-api-keys';
+import pg from 'pg';
+import { bootstrapApiKeys } from './auth/bootstrap-api-keys';
+import { parseGatewayConfig } from './config/gateway-config';
+import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { createGateway } from './create-gateway';
-import { parseGatewayConfig } from './gateway-config';
-import { createWorkerContextBuilder } from './worker-context-builder';
 
 let config: ReturnType<typeof parseGatewayConfig>;
 try {
@@ -29,7 +30,20 @@ async function startStep<T>(what: string, step: () => Promise<T>): Promise<T> {
   }
 }
 
-const store = createPostgresStore({ url: config.DATABASE_URL });
+/** How long a request waits for a database connection before it is answered 503. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+// The gateway's own pool, for the connect timeout: a database that does not answer (a dropped
+// network, a host that is gone) costs a request seconds, not the kernel's minutes-long connect.
+const pool = new pg.Pool({
+  connectionString: config.DATABASE_URL,
+  max: 10,
+  connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+});
+// An idle connection that dies (a database restart) must not end the process: the next query
+// opens a new one, or gets an error its request answers with 503.
+pool.on('error', () => {});
+const store = createPostgresStore({ pool });
 await startStep('Postgres (DATABASE_URL)', async () => {
   await store.migrate();
   await bootstrapApiKeys(store, config.API_KEYS);
@@ -60,6 +74,7 @@ const app = await createGateway({
 app.addHook('onClose', async () => {
   await bus.close();
   await store.close();
+  await pool.end();
 });
 if (!config.STREAM_TICKET_SECRET) {
   app.log.warn('STREAM_TICKET_SECRET is not set: stream tickets work on this gateway only');

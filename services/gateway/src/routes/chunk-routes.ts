@@ -1,13 +1,13 @@
 import { ChunkPageSchema } from '@chunklog/chunk-core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { tenantOf } from '../auth/auth-plugin';
 import {
   ChunksQuerySchema,
   ContextResponseSchema,
   errorResponses,
   TabIdParamsSchema,
-} from '../api-schemas';
-import { tenantOf } from '../auth-plugin';
-import type { GatewayContext } from '../gateway-context';
+} from '../http/api-schemas';
+import type { GatewayContext } from './gateway-context';
 
 /** Paged reads of a tab's log, and the request its next step would send. */
 export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { HealthResponseSchema } from '../api-schemas';
-import type { GatewayContext } from '../gateway-context';
+import { HealthResponseSchema } from '../http/api-schemas';
+import type { GatewayContext } from './gateway-context';
 
 /** A tab id that never exists: asking for its tenant is a cheap real round trip to the store. */
 const PROBE_TAB_ID = '00000000-0000-4000-8000-000000000000';

@@ -8,16 +8,16 @@ import {
 } from '@chunklog/chunk-core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { tenantOf } from '../auth/auth-plugin';
 import {
   createMessageBodySchema,
   errorResponses,
   MessageAcceptedSchema,
   MessageHeadersSchema,
   TabIdParamsSchema,
-} from '../api-schemas';
-import { tenantOf } from '../auth-plugin';
-import type { GatewayContext } from '../gateway-context';
-import { idempotentChunkId } from '../idempotent-chunk-id';
+} from '../http/api-schemas';
+import type { GatewayContext } from './gateway-context';
+import { idempotentChunkId } from './idempotent-chunk-id';
 
 /** Hands user messages and cancels to the workers; the gateway itself never writes chunks. */
 export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
@@ -37,7 +37,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         body: createMessageBodySchema(context.limits.textLength),
         response: {
           202: MessageAcceptedSchema,
-          ...errorResponses(400, 401, 404, 409, 413, 415, 429, 503),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
         },
       },
     },

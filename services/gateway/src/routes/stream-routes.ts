@@ -2,19 +2,19 @@ import { InvalidInputError } from '@chunklog/chunk-core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { tenantOf } from '../auth/auth-plugin';
 import {
   errorResponses,
   StreamQuerySchema,
   StreamTicketResponseSchema,
   TabIdParamsSchema,
-} from '../api-schemas';
-import { tenantOf } from '../auth-plugin';
-import type { GatewayContext } from '../gateway-context';
-import type { StreamTransport } from '../gateway-metrics';
+} from '../http/api-schemas';
+import type { StreamTransport } from '../metrics/gateway-metrics';
 import { createSseSink } from '../streams/sse-sink';
 import type { StreamSink } from '../streams/stream-sink';
 import { TabStreamRelay } from '../streams/tab-stream-relay';
 import { createWebSocketSink } from '../streams/web-socket-sink';
+import type { GatewayContext } from './gateway-context';
 
 const StreamHeadersSchema = z.object({
   'last-event-id': z

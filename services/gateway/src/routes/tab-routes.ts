@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { tenantOf } from '../auth/auth-plugin';
 import {
   CreateTabBodySchema,
   errorResponses,
@@ -7,9 +8,8 @@ import {
   TabIdParamsSchema,
   TabListResponseSchema,
   TabResponseSchema,
-} from '../api-schemas';
-import { tenantOf } from '../auth-plugin';
-import type { GatewayContext } from '../gateway-context';
+} from '../http/api-schemas';
+import type { GatewayContext } from './gateway-context';
 
 /** Create, list, read and delete tabs, always within the caller's tenant. */
 export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (

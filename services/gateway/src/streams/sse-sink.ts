@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import type { OutgoingEvent, StreamSink } from './stream-sink';
 
 /** After a final event, how long a client that does not read gets before its socket is dropped. */
@@ -34,7 +35,10 @@ export function createSseSink(
     end(final) {
       if (response.writableEnded || response.destroyed) return;
       if (!response.headersSent) {
-        response.writeHead(503, { 'content-type': 'application/json' });
+        response.writeHead(503, {
+          'content-type': 'application/json',
+          'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+        });
         response.end(JSON.stringify({ error: { code: 'unavailable', message: 'stream ended' } }));
         return;
       }

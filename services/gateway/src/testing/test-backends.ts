@@ -27,23 +27,39 @@ export interface BackendFactory {
 
 const quiet: BusLogger = { info() {}, warn() {}, error() {} };
 
+function backend(store: ChunkStore, bus: Bus, afterClose?: () => Promise<void>): Backend {
+  return {
+    store,
+    bus,
+    async cleanup() {
+      await bus.close();
+      await store.close();
+      await afterClose?.();
+    },
+  };
+}
+
 /** Embedded: PGlite (in memory) and the in-process bus. */
 export const embeddedBackend: BackendFactory = {
   name: 'embedded',
   async create() {
     const store = createPgliteStore();
     await store.migrate();
-    const bus = createMemoryBus({ logger: quiet });
-    return {
-      store,
-      bus,
-      async cleanup() {
-        await bus.close();
-        await store.close();
-      },
-    };
+    return backend(store, createMemoryBus({ logger: quiet }));
   },
 };
+
+/** The Postgres at `url` (a private cluster a suite stops and starts) and the in-process bus. */
+export function postgresBackend(name: string, url: string): BackendFactory {
+  return {
+    name,
+    async create() {
+      const store = createPostgresStore({ url });
+      await store.migrate();
+      return backend(store, createMemoryBus({ logger: quiet }));
+    },
+  };
+}
 
 /** Real Postgres (own database) and NATS (own subject prefix), or null when unavailable. */
 export async function realBackend(): Promise<BackendFactory | null> {
@@ -60,15 +76,7 @@ export async function realBackend(): Promise<BackendFactory | null> {
         subjectPrefix: testSubjectPrefix(),
         logger: quiet,
       });
-      return {
-        store,
-        bus,
-        async cleanup() {
-          await bus.close();
-          await store.close();
-          await database.drop();
-        },
-      };
+      return backend(store, bus, () => database.drop());
     },
   };
 }

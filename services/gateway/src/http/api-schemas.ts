@@ -89,12 +89,15 @@ export const ContextResponseSchema = z.object({
 
 export const HealthResponseSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
 
-/** Per-status error responses for a route's schema (documented in the OpenAPI document). */
+/**
+ * Per-status error responses for a route's schema (documented in the OpenAPI document), and
+ * 503 `unavailable` (with `Retry-After`), which every route that reads or writes answers while
+ * the database or the bus cannot be reached.
+ */
 export function errorResponses<const Status extends number>(
   ...statuses: Status[]
-): Record<Status, typeof ErrorResponseSchema> {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorResponseSchema])) as Record<
-    Status,
-    typeof ErrorResponseSchema
-  >;
+): Record<Status | 503, typeof ErrorResponseSchema> {
+  return Object.fromEntries(
+    [...statuses, 503].map((status) => [status, ErrorResponseSchema]),
+  ) as Record<Status | 503, typeof ErrorResponseSchema>;
 }

@@ -5,9 +5,9 @@ import {
   validateRequest,
 } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayHarness, startGateway } from './testing/gateway-harness';
-import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
-import { TurnDriver } from './testing/turn-driver';
+import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
+import { type BackendFactory, embeddedBackend, realBackend } from '../testing/test-backends';
+import { TurnDriver } from '../testing/turn-driver';
 
 const real = await realBackend();
 const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];

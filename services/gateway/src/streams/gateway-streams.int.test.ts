@@ -2,15 +2,15 @@ import http from 'node:http';
 import type { Chunk } from '@chunklog/chunk-core';
 import { sleep } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayHarness, startGateway } from './testing/gateway-harness';
+import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
 import {
   openEventSource,
   openWebSocket,
   type ReceivedEvent,
   type RecordingClient,
-} from './testing/stream-clients';
-import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
-import { TurnDriver } from './testing/turn-driver';
+} from '../testing/stream-clients';
+import { type BackendFactory, embeddedBackend, realBackend } from '../testing/test-backends';
+import { TurnDriver } from '../testing/turn-driver';
 
 const real = await realBackend();
 const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];

@@ -1,5 +1,5 @@
 import { buildRequest, type TabRequestDefaults, tabRequestOptions } from '@chunklog/chunk-core';
-import type { ContextBuilder } from './gateway-context';
+import type { ContextBuilder } from './context-builder';
 
 /** The worker's defaults (MODEL, MAX_TOKENS) when a tab's config leaves them unset. */
 export type ContextDefaults = TabRequestDefaults;

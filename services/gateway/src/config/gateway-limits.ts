@@ -6,7 +6,7 @@ export interface GatewayLimits {
   textLength: number;
   /** Requests per key per minute. */
   requestsPerMinute: number;
-  /** Failed authentications per client address per minute before it is refused with 429. */
+  /** Failed authentications per client address per minute before further failures answer 429. */
   failedAuthPerMinute: number;
   /** Live events queued for one stream before it is cut off as too slow. */
   streamQueueEvents: number;

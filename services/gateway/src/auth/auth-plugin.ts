@@ -3,6 +3,7 @@ import { ChunklogError } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import { createFailedAuthLimiter } from './failed-auth-limiter';
 import type { StreamTickets } from './stream-ticket';
 
 /** Who is calling: the tenant every tab access is scoped to. */
@@ -31,7 +32,7 @@ export interface AuthOptions {
   /** The tenant every request acts as when auth is off. */
   localTenantId: string;
   clock: () => number;
-  /** Failed authentications per client address per minute before it gets 429s. */
+  /** Failed authentications per client address per minute before its failures get 429s. */
   failedAttemptsPerMinute: number;
 }
 
@@ -54,21 +55,11 @@ function isLoopback(address: string | undefined): boolean {
 export const authPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: AuthOptions) => {
     const cache = new Map<string, { tenantId: string; expiresAt: number }>();
-    // Per-key rate limits count only authenticated requests: guessing keys is limited here,
-    // per address, in fixed one-minute windows.
-    let failureWindowStart = 0;
-    const failures = new Map<string, number>();
-    function tooManyFailures(address: string): boolean {
-      const now = options.clock();
-      if (now - failureWindowStart >= 60_000) {
-        failureWindowStart = now;
-        failures.clear();
-      }
-      return (failures.get(address) ?? 0) >= options.failedAttemptsPerMinute;
-    }
-    function recordFailure(address: string): void {
-      failures.set(address, (failures.get(address) ?? 0) + 1);
-    }
+    // Per-key rate limits count only authenticated requests; guessing keys is limited here.
+    const failedAuth = createFailedAuthLimiter({
+      failuresPerMinute: options.failedAttemptsPerMinute,
+      clock: options.clock,
+    });
 
     async function tenantOfKey(key: string): Promise<{ tenantId: string; fingerprint: string }> {
       const fingerprint = createHash('sha256').update(key).digest('hex').slice(0, 32);
@@ -106,22 +97,21 @@ export const authPlugin = fastifyPlugin(
     }
 
     app.decorateRequest('principal', null);
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', async (request, reply) => {
       // Unmatched URLs fall through to the 404 handler without asking for credentials.
       const url = request.routeOptions.url;
       if (url === undefined) return;
       // The OpenAPI UI and document are public: they describe the API, they serve no data.
       if (url === '/docs' || url.startsWith('/docs/')) return;
       if ((request.routeOptions.config.auth ?? 'key') === 'public') return;
-      if (tooManyFailures(request.ip)) {
-        throw new ChunklogError('rate_limited', 'too many failed authentications, retry later');
-      }
       try {
         request.principal = await authenticate(request);
       } catch (error) {
-        if (error instanceof ChunklogError && error.code === 'unauthorized')
-          recordFailure(request.ip);
-        throw error;
+        if (!(error instanceof ChunklogError) || error.code !== 'unauthorized') throw error;
+        const retryAfterSeconds = failedAuth.recordFailure(request.ip);
+        if (retryAfterSeconds === null) throw error;
+        reply.header('retry-after', String(retryAfterSeconds));
+        throw new ChunklogError('rate_limited', 'too many failed authentications, retry later');
       }
     });
   },

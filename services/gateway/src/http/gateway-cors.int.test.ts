@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayHarness, startGateway } from './testing/gateway-harness';
-import { embeddedBackend } from './testing/test-backends';
+import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
+import { embeddedBackend } from '../testing/test-backends';
 
 const allowedOrigin = 'https://chat.example.com';
 const otherOrigin = 'https://evil.example.net';

@@ -6,12 +6,12 @@ import {
   type RequestOptionsReply,
   RequestOptionsReplySchema,
 } from '@chunklog/chunk-core';
+import type { ContextBuilder } from './context-builder';
 import {
   type ContextDefaults,
   createDefaultContextBuilder,
   defaultContextDefaults,
 } from './default-context-builder';
-import type { ContextBuilder } from './gateway-context';
 
 /** How long `/context` waits for a worker before showing the gateway's defaults. */
 export const WORKER_CONTEXT_TIMEOUT_MS = 2_000;

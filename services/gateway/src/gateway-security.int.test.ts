@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from './create-gateway';
+import { apiRouteCalls, tabRouteCalls } from './testing/api-routes';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { openEventSource, openWebSocket } from './testing/stream-clients';
 import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
@@ -30,24 +31,8 @@ describe.each(backends)('gateway security on $name', (backend) => {
     await gateway?.close();
   });
 
-  const routes = (id: string) => [
-    { method: 'GET', path: `/v1/tabs/${id}` },
-    { method: 'DELETE', path: `/v1/tabs/${id}` },
-    { method: 'POST', path: `/v1/tabs/${id}/messages`, body: { text: 'hi' } },
-    { method: 'POST', path: `/v1/tabs/${id}/cancel` },
-    { method: 'GET', path: `/v1/tabs/${id}/chunks` },
-    { method: 'GET', path: `/v1/tabs/${id}/context` },
-    { method: 'POST', path: `/v1/tabs/${id}/stream-tickets` },
-    { method: 'GET', path: `/v1/tabs/${id}/events` },
-  ];
-
   it('answers 401 without a key, with a wrong key and with a malformed header', async () => {
-    const all = [
-      { method: 'POST', path: '/v1/tabs', body: {} },
-      { method: 'GET', path: '/v1/tabs' },
-      ...routes(tabId),
-    ];
-    for (const route of all) {
+    for (const route of apiRouteCalls(tabId)) {
       const attempts: Record<string, string>[] = [
         {},
         { authorization: 'Bearer wrong-key' },
@@ -71,7 +56,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
   });
 
   it("answers 404 for another tenant's tab on every route, stream and ticket, changing nothing", async () => {
-    for (const route of routes(tabId)) {
+    for (const route of tabRouteCalls(tabId)) {
       const response = await gateway.request(route.method, route.path, {
         key: gateway.tenantB.key,
         body: route.body,
@@ -169,7 +154,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
     }
   });
 
-  it('refuses an address with 429 after too many failed authentications', async () => {
+  it("answers an address's failed authentications 429 past the limit, and still serves its valid keys", async () => {
     const guarded = await startGateway(
       backend,
       { limits: { failedAuthPerMinute: 3 } },
@@ -184,6 +169,12 @@ describe.each(backends)('gateway security on $name', (backend) => {
       const refused = await guarded.request('GET', '/v1/tabs', { key: 'guess-4' });
       expect(refused.status).toBe(429);
       expect(refused.body).toEqual(errorOf('rate_limited'));
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      // The same address (one proxy, one NAT) with a valid key: checked first, so served.
+      for (const tenant of [guarded.tenantA, guarded.tenantB]) {
+        expect((await guarded.request('GET', '/v1/tabs', { key: tenant.key })).status).toBe(200);
+      }
+      expect((await guarded.request('GET', '/v1/tabs', { key: 'guess-5' })).status).toBe(429);
     } finally {
       await guarded.close();
     }

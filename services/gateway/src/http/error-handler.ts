@@ -3,6 +3,10 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorResponse } from './api-schemas';
+import { isDatabaseUnreachable } from './database-unreachable';
+
+/** What a 503 asks clients to wait before retrying (`Retry-After`, seconds). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
 const statusByCode: Record<ChunklogErrorCode, number> = {
   invalid_input: 400,
@@ -28,12 +32,17 @@ const codeByStatus: Record<number, string> = {
 export interface HttpErrorAnswer {
   status: number;
   body: ErrorResponse;
+  /** Headers the answer needs besides its body (`Retry-After` on 503). */
+  headers: Record<string, string>;
 }
 
 /** Maps any thrown value to the HTTP answer; the one place where errors meet status codes. */
 export function toHttpError(error: unknown): HttpErrorAnswer {
   if (error instanceof ChunklogError) {
     return answer(statusByCode[error.code], error.code, error.message);
+  }
+  if (isDatabaseUnreachable(error)) {
+    return answer(503, 'unavailable', 'the database is unreachable, retry later');
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const issues = error.validation
@@ -57,17 +66,20 @@ export function toHttpError(error: unknown): HttpErrorAnswer {
 }
 
 function answer(status: number, code: string, message: string): HttpErrorAnswer {
-  return { status, body: { error: { code, message } } };
+  const headers: Record<string, string> =
+    status === 503 ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } : {};
+  return { status, body: { error: { code, message } }, headers };
 }
 
 /** Installs the error and not-found handlers that answer `{ error: { code, message } }`. */
 export const errorHandlerPlugin = fastifyPlugin(
   async (app: FastifyInstance) => {
     app.setErrorHandler((error, request, reply) => {
-      const { status, body } = toHttpError(error);
-      if (status >= 500) request.log.error({ err: error }, 'request failed');
+      const { status, body, headers } = toHttpError(error);
+      if (status === 503) request.log.warn({ err: error }, 'unavailable');
+      else if (status >= 500) request.log.error({ err: error }, 'request failed');
       else request.log.info({ code: body.error.code, message: body.error.message }, 'rejected');
-      return reply.code(status).send(body);
+      return reply.code(status).headers(headers).send(body);
     });
     app.setNotFoundHandler((request, reply) =>
       reply.code(404).send({

@@ -1,7 +1,7 @@
 import { type Bus, BusUnavailableError } from '@chunklog/bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayHarness, startGateway } from './testing/gateway-harness';
-import { type Backend, embeddedBackend } from './testing/test-backends';
+import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
+import { type Backend, embeddedBackend } from '../testing/test-backends';
 
 /** The store and bus of the embedded backend, with every cancel publish failing. */
 async function backendWithCancelPublishFailing(): Promise<Backend> {

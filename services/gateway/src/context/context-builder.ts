@@ -1,12 +1,5 @@
-import type { Bus } from '@chunklog/bus';
 import type { Chunk, Tab } from '@chunklog/chunk-core';
-import type { ChunkStore } from '@chunklog/store';
 import type { FastifyBaseLogger } from 'fastify';
-import type { GatewayLimits } from './gateway-limits';
-import type { GatewayMetrics } from './gateway-metrics';
-import type { StreamTickets } from './stream-ticket';
-import type { TabEventHub } from './streams/tab-event-hub';
-import type { TabStreamRelay } from './streams/tab-stream-relay';
 
 /** Whose settings and tools a `/context` request was built with. */
 export type ContextSource = 'worker' | 'gateway-defaults';
@@ -28,17 +21,3 @@ export type ContextBuilder = (input: {
   /** The request's logger, for saying why the workers' options could not be had. */
   logger: FastifyBaseLogger;
 }) => BuiltContext | Promise<BuiltContext>;
-
-/** What route plugins share: the collaborators and the gateway's running state. */
-export interface GatewayContext {
-  store: ChunkStore;
-  bus: Bus;
-  clock: () => number;
-  limits: GatewayLimits;
-  tickets: StreamTickets;
-  metrics: GatewayMetrics;
-  hub: TabEventHub;
-  contextBuilder: ContextBuilder;
-  /** Every open stream, for heartbeats and for ending them at shutdown. */
-  streams: Set<TabStreamRelay>;
-}

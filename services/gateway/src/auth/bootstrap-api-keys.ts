@@ -1,5 +1,5 @@
 import type { ChunkStore } from '@chunklog/store';
-import { parseApiKeys } from './gateway-config';
+import { parseApiKeys } from '../config/gateway-config';
 
 /** Creates the tenants and keys of an API_KEYS value; idempotent, so every start may run it. */
 export async function bootstrapApiKeys(

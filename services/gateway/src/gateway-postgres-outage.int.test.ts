@@ -1,0 +1,107 @@
+/**
+ * The gateway on a Postgres cluster of this file's own, stopped (immediate: a crash) while the
+ * gateway runs: every route answers 503 `unavailable` with Retry-After, nothing is stored or
+ * queued by a refused request, and everything is served again once the cluster is back.
+ */
+import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
+import {
+  type PrivatePostgres,
+  privatePostgresAvailable,
+  sleep,
+  startPrivatePostgres,
+} from '@chunklog/test-infra';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiRouteCalls } from './testing/api-routes';
+import { type GatewayHarness, startGateway } from './testing/gateway-harness';
+import { openWebSocket } from './testing/stream-clients';
+import { postgresBackend } from './testing/test-backends';
+
+const available = privatePostgresAvailable();
+if (!available) console.warn('!!! SKIPPED: the gateway Postgres outage suite (no initdb/pg_ctl)');
+
+const unavailable = { error: { code: 'unavailable', message: expect.any(String) } };
+
+describe.skipIf(!available)('the gateway while Postgres is unreachable', () => {
+  let postgres: PrivatePostgres;
+  let gateway: GatewayHarness;
+
+  beforeAll(async () => {
+    postgres = await startPrivatePostgres();
+    gateway = await startGateway(postgresBackend('private postgres', postgres.url));
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await postgres?.dispose();
+  });
+
+  /** The queued messages' texts, up to and including `last` (the queue is first in, first out). */
+  async function queuedTextsUntil(last: string): Promise<string[]> {
+    const texts: string[] = [];
+    const consumer = await gateway.backend.bus.consume(INTAKE_QUEUE, async (item) => {
+      texts.push((item.data as MessageCommand).text);
+      await item.ack();
+    });
+    const deadline = Date.now() + 10_000;
+    while (!texts.includes(last) && Date.now() < deadline) await sleep(10);
+    await consumer.stop();
+    return texts;
+  }
+
+  it('answers every route 503 with Retry-After, stores nothing, and serves again once it is back', async () => {
+    const tabId = await gateway.createTab();
+    const post = (text: string) =>
+      gateway.request('POST', `/v1/tabs/${tabId}/messages`, { body: { text } });
+    expect((await post('before')).status).toBe(202);
+    const generationBefore = await gateway.backend.store.cancelGeneration(tabId);
+
+    await postgres.stop();
+
+    // Tenant A's key was verified a moment ago (cached): these reach the routes. Tenant B's was
+    // never used and a wrong one is unknown: the store cannot say, so those are 503s too, and
+    // never a 401 for a key that may be valid.
+    for (const key of [gateway.tenantA.key, gateway.tenantB.key, 'ck_wrong_key']) {
+      for (const route of apiRouteCalls(tabId)) {
+        const response = await gateway.request(route.method, route.path, {
+          key,
+          body: route.body,
+        });
+        const name = `${route.method} ${route.path} (${key.slice(0, 10)})`;
+        expect(response.status, name).toBe(503);
+        expect(response.body, name).toEqual(unavailable);
+        expect(Number(response.headers.get('retry-after')), name).toBeGreaterThan(0);
+      }
+    }
+    await expect(
+      openWebSocket(`${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`, {
+        authorization: `Bearer ${gateway.tenantA.key}`,
+      }),
+    ).rejects.toThrow(/503/);
+    const ready = await gateway.request('GET', '/readyz', { key: null });
+    expect(ready).toMatchObject({ status: 503, body: { status: 'unavailable' } });
+    expect((await gateway.request('GET', '/healthz', { key: null })).status).toBe(200);
+
+    await postgres.start();
+    let list = await gateway.request('GET', '/v1/tabs');
+    const deadline = Date.now() + 20_000;
+    while (list.status === 503 && Date.now() < deadline) {
+      await sleep(100);
+      list = await gateway.request('GET', '/v1/tabs');
+    }
+    expect(list.status).toBe(200);
+
+    // Nothing a refused request asked for happened: no tab created or deleted, no cancel
+    // recorded, no message queued.
+    const tabs = (list.body as { tabs: { id: string }[] }).tabs.map((tab) => tab.id);
+    expect(tabs).toEqual([tabId]);
+    expect(await gateway.backend.store.cancelGeneration(tabId)).toBe(generationBefore);
+    expect((await post('after')).status).toBe(202);
+    expect(await queuedTextsUntil('after')).toEqual(['before', 'after']);
+    for (const key of [gateway.tenantA.key, gateway.tenantB.key]) {
+      expect((await gateway.request('GET', '/v1/tabs', { key })).status).toBe(200);
+    }
+    const chunks = await gateway.request('GET', `/v1/tabs/${tabId}/chunks`);
+    expect(chunks).toMatchObject({ status: 200, body: { total: 0 } });
+    expect((await gateway.request('GET', '/readyz', { key: null })).status).toBe(200);
+  });
+});

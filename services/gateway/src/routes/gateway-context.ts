@@ -1,0 +1,22 @@
+import type { Bus } from '@chunklog/bus';
+import type { ChunkStore } from '@chunklog/store';
+import type { StreamTickets } from '../auth/stream-ticket';
+import type { GatewayLimits } from '../config/gateway-limits';
+import type { ContextBuilder } from '../context/context-builder';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { TabEventHub } from '../streams/tab-event-hub';
+import type { TabStreamRelay } from '../streams/tab-stream-relay';
+
+/** What route plugins share: the collaborators and the gateway's running state. */
+export interface GatewayContext {
+  store: ChunkStore;
+  bus: Bus;
+  clock: () => number;
+  limits: GatewayLimits;
+  tickets: StreamTickets;
+  metrics: GatewayMetrics;
+  hub: TabEventHub;
+  contextBuilder: ContextBuilder;
+  /** Every open stream, for heartbeats and for ending them at shutdown. */
+  streams: Set<TabStreamRelay>;
+}

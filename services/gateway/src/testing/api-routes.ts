@@ -1,0 +1,29 @@
+/** One request to each route of a tab, with a body that passes validation where one is needed. */
+export interface RouteCall {
+  method: string;
+  path: string;
+  body?: unknown;
+}
+
+/** Every route scoped to one tab (streams included, WebSocket aside). */
+export function tabRouteCalls(tabId: string): RouteCall[] {
+  return [
+    { method: 'GET', path: `/v1/tabs/${tabId}` },
+    { method: 'DELETE', path: `/v1/tabs/${tabId}` },
+    { method: 'POST', path: `/v1/tabs/${tabId}/messages`, body: { text: 'hi' } },
+    { method: 'POST', path: `/v1/tabs/${tabId}/cancel` },
+    { method: 'GET', path: `/v1/tabs/${tabId}/chunks` },
+    { method: 'GET', path: `/v1/tabs/${tabId}/context` },
+    { method: 'POST', path: `/v1/tabs/${tabId}/stream-tickets` },
+    { method: 'GET', path: `/v1/tabs/${tabId}/events` },
+  ];
+}
+
+/** Every authenticated route: the tab collection, then every route of `tabId`. */
+export function apiRouteCalls(tabId: string): RouteCall[] {
+  return [
+    { method: 'POST', path: '/v1/tabs', body: {} },
+    { method: 'GET', path: '/v1/tabs' },
+    ...tabRouteCalls(tabId),
+  ];
+}
