@@ -5,7 +5,7 @@
  *   read from cache. Each step's request extends the previous one byte for byte, so the goal
  *   is >= 0.9.
  * - turn.cache_read_share.naive: the same conversation (same calls, same results), sent the
- *   seed's old way: the turn as one growing assistant message holding every tool call so far,
+ *   usual way: the turn as one growing assistant message holding every tool call so far,
  *   re-bucketed each step into [assistant: all calls][user: all results]. The assistant
  *   message changes every step, so the cache only ever covers tools, system and the first
  *   user message.
@@ -127,10 +127,10 @@ async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Ant
   }
 }
 
-/** The seed's request shape for step k: all calls so far in one assistant message, all results after. */
+/** The usual request shape for step k: all calls so far in one assistant message, all results after. */
 function naiveRequest(log: readonly Chunk[], step: number, tools: Anthropic.Tool[]) {
   const before = log.filter((chunk) => chunk.role === 'user' || chunk.step < step);
-  // Reuse the real builder for caching and the user text, then re-bucket the turn as the seed did.
+  // Reuse the real builder for caching and the user text, then re-bucket the turn that way.
   const reference = buildStepRequest({
     log: before.filter((chunk) => chunk.role === 'user'),
     config: { system },

@@ -11,7 +11,7 @@ const ChunkPageSchema = z.object({
 const MessageAcceptedSchema = z.object({ chunkId: z.uuid() });
 const TicketSchema = z.object({ ticket: z.string(), expiresAt: z.number() });
 
-/** The largest page the API serves (DESIGN section 6). */
+/** The largest page the API serves (docs/architecture.md, "HTTP API"). */
 const PAGE_LIMIT = 500;
 
 export class GatewayClient {

@@ -599,7 +599,7 @@ describe.skipIf(!reachable)('soak: twenty tabs of random clients over real HTTP'
         );
         // Acceptance order is log order, with two exceptions the contracts state:
         // - an `interrupt` joins the running turn while an `enqueue` accepted before it waits
-        //   for a turn of its own (DESIGN section 8, double texting);
+        //   for a turn of its own (docs/architecture.md, "Messages, intake and cancel");
         // - the workers store intake items concurrently, and a message stored only after a later
         //   one's turn began joins that turn (an interrupt) or waits for the next one (an
         //   enqueue), as if sent later (services/agent-worker/README.md, Intake, "Two limits").

@@ -1,6 +1,6 @@
 /**
  * Everything one client received from a tab's stream across any number of connections, checked
- * against the resume contract (DESIGN section 7) as it arrives: each seq exactly once and in
+ * against the resume contract (docs/architecture.md, "Streams and resume") as it arrives: each seq exactly once and in
  * order, and within a connection each block's characters exactly once (offsets contiguous). A
  * new connection may replay an open block from offset 0 (the snapshot), which must agree with
  * what the client already had.

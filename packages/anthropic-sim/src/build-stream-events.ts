@@ -25,7 +25,7 @@ const streamErrorMessages: Partial<Record<ApiErrorType, string>> = {
 
 /**
  * The SSE events of a finished message in the order the real API sends them (see
- * shared/fixtures/anthropic-streams): message_start with the input usage and output_tokens 1;
+ * test/fixtures/anthropic-streams): message_start with the input usage and output_tokens 1;
  * per block a start with the empty shape, deltas, and a stop, with a ping after the first
  * block's start; thinking ends with its signature_delta; tool input arrives as an empty
  * input_json_delta followed by fragments; then message_delta (stop reason, cumulative usage)

@@ -23,7 +23,8 @@ export interface WorkItem<T = unknown> {
 }
 
 /**
- * The messaging port (DESIGN sections 5 and 8). Subjects use NATS semantics: tokens split
+ * The messaging port (docs/architecture.md, "Live events" and "Turns, leases and takeover").
+ * Subjects use NATS semantics: tokens split
  * by '.', '*' matches one token, '>' the rest. Payloads are JSON values.
  */
 export interface Bus {

@@ -1,5 +1,5 @@
 /**
- * The client window (seed plan section 9): a framework-free store of the part of a tab's log a
+ * The client window (docs/architecture.md, "The client window"): a framework-free store of the part of a tab's log a
  * client holds, at chunk grain. It applies live events and fetched pages to one flat window kept
  * in seq order and keyed by id, evicts the oldest chunks beyond a limit (inside a turn if need
  * be, never the live turn or an open block), tells the next page to fetch, and derives render
@@ -129,7 +129,7 @@ export class ChunkWindow {
     return this.gapAfter;
   }
 
-  /** Applies a live event (DESIGN section 5). */
+  /** Applies a live event (docs/architecture.md, "Live events"). */
   applyEvent(event: LiveEvent): void {
     switch (event.event) {
       case 'turn-start':

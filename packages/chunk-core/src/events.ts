@@ -47,7 +47,7 @@ export const LiveEventKindSchema = z.enum([
 ]);
 export type LiveEventKind = z.infer<typeof LiveEventKindSchema>;
 
-/** A live event with its kind (contract: DESIGN section 5). */
+/** A live event with its kind (docs/architecture.md, "Live events"). */
 export const LiveEventSchema = z.discriminatedUnion('event', [
   z.object({ event: z.literal('turn-start'), data: TurnStartEventSchema }),
   z.object({ event: z.literal('chunk-open'), data: ChunkOpenEventSchema }),

@@ -2,7 +2,7 @@
  * The stream → chunk reducer: the raw events of one model round trip (one step) become chunk
  * lifecycle operations. Pure: the caller owns ids, persistence and publishing.
  *
- * Lifecycle (DESIGN section 5): text and thinking blocks `open` on their first non-empty text,
+ * Lifecycle (docs/architecture.md, "Live events"): text and thinking blocks `open` on their first non-empty text,
  * stream `delta`s whose `offset` is the length of the block's text before them, and `seal` at
  * the block's stop. Tool calls and redacted thinking have nothing to stream and are sealed at
  * once; a block that ends with nothing worth keeping (empty text) is never opened nor sealed, so

@@ -61,7 +61,7 @@ const StoredTabConfigSchema = TabConfigFieldsSchema.extend({
   thinking: z.object({ budgetTokens: z.number().int().min(1024) }).optional(),
 });
 
-/** A tab as the API returns it (contract: DESIGN section 6). */
+/** A tab as the API returns it (docs/architecture.md, "HTTP API"). */
 export const TabSchema = z.object({
   id: z.uuid(),
   parentTabId: z.uuid().nullable(),
