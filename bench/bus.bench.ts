@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createNatsBus, natsLatency } from '@chunklog/bus';
+import { createLogger } from '@chunklog/runtime';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { percentile } from './percentile';
@@ -14,8 +15,11 @@ const servers = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
 async function workQueueLatency(samples: number): Promise<number[]> {
   const prefix = `bench${randomUUID().replaceAll('-', '').slice(0, 8)}`;
-  const quiet = { info() {}, warn() {}, error() {} };
-  const bus = await createNatsBus({ servers, subjectPrefix: prefix, logger: quiet });
+  const bus = await createNatsBus({
+    servers,
+    subjectPrefix: prefix,
+    logger: createLogger({ level: 'silent' }),
+  });
   const durations: number[] = [];
   try {
     let arrived: (() => void) | undefined;
