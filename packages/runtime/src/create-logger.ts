@@ -30,8 +30,11 @@ export function loggerOptions(settings: LoggerSettings): LoggerOptions {
   };
 }
 
-/** The process's logger: JSON lines on stdout (or on `destination`, for tests). */
+/**
+ * The process's logger: JSON lines on stdout (or on `destination`, for tests). Writes are
+ * synchronous, so lines keep their order and none is lost when the process exits right after
+ * logging (a shutdown, a failed start); chunklog logs per request and per turn, not per token.
+ */
 export function createLogger(settings: LoggerSettings, destination?: DestinationStream): Logger {
-  const options = loggerOptions(settings);
-  return destination === undefined ? pino(options) : pino(options, destination);
+  return pino(loggerOptions(settings), destination ?? pino.destination({ dest: 1, sync: true }));
 }
