@@ -5,9 +5,13 @@
  * source of truth and the gateway fills the gap by seq.
  */
 
-import { sleep, testPostgresUrl } from '@chunklog/test-infra';
+import {
+  natsServerAvailable,
+  PrivateNatsServer,
+  sleep,
+  testPostgresUrl,
+} from '@chunklog/test-infra';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { natsServerAvailable, PrivateNatsServer } from '../private-nats-server';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';

@@ -4,14 +4,14 @@
  * directory while a bus is connected.
  */
 import { rm } from 'node:fs/promises';
-import { sleep } from '@chunklog/test-infra';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   NATS_SERVER_BINARY,
   natsServerAvailable,
   PrivateNatsServer,
-} from '../../../test/private-nats-server';
+  sleep,
+} from '@chunklog/test-infra';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus } from './bus';
 import { createNatsBus } from './create-nats-bus';
 import { waitUntil } from './testing/wait-until';

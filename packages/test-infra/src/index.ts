@@ -119,6 +119,7 @@ export function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }
 
+export { NATS_SERVER_BINARY, natsServerAvailable, PrivateNatsServer } from './private-nats-server';
 export {
   POSTGRES_BIN_DIR,
   type PrivatePostgres,
