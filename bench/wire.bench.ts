@@ -31,12 +31,12 @@ function uuid(n: number): string {
   return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 }
 
-/** A realistic agent log: turns of 1-6 steps, each step thinking, text and 1-2 tool calls. */
-function makeLog(count: number): Chunk[] {
-  const chunks: Chunk[] = [];
-  let turn = 0;
-  const push = (turnId: string, step: number, body: ChunkBody) => {
-    const seq = chunks.length + 1;
+type Push = (turnId: string, step: number, body: ChunkBody) => void;
+
+/** A push that appends to `chunks` the chunk after the `before` chunks already in the log. */
+function pushInto(chunks: Chunk[], before = 0): Push {
+  return (turnId, step, body) => {
+    const seq = before + chunks.length + 1;
     chunks.push({
       id: uuid(seq),
       tabId: TAB_ID,
@@ -47,6 +47,13 @@ function makeLog(count: number): Chunk[] {
       ...body,
     } as Chunk);
   };
+}
+
+/** A realistic agent log: turns of 1-6 steps, each step thinking, text and 1-2 tool calls. */
+function makeLog(count: number): Chunk[] {
+  const chunks: Chunk[] = [];
+  let turn = 0;
+  const push = pushInto(chunks);
   while (chunks.length < count) {
     turn += 1;
     const turnId = uuid(10_000_000 + turn);
@@ -63,13 +70,7 @@ function makeLog(count: number): Chunk[] {
   return chunks.slice(0, count);
 }
 
-function pushStep(
-  push: (turnId: string, step: number, body: ChunkBody) => void,
-  turnId: string,
-  step: number,
-  tag: string,
-  withTools: boolean,
-): void {
+function pushStep(push: Push, turnId: string, step: number, tag: string, withTools: boolean): void {
   push(turnId, step, {
     type: 'thinking',
     role: 'assistant',
@@ -111,19 +112,7 @@ function pushStep(
 function nextStep(log: Chunk[]): Chunk[] {
   const last = log.at(-1) as Chunk;
   const extra: Chunk[] = [];
-  const push = (turnId: string, step: number, body: ChunkBody) => {
-    const seq = log.length + extra.length + 1;
-    extra.push({
-      id: uuid(seq),
-      tabId: TAB_ID,
-      seq,
-      turnId,
-      step,
-      createdAt: seq,
-      ...body,
-    } as Chunk);
-  };
-  pushStep(push, last.turnId, last.step + 1, 'next', true);
+  pushStep(pushInto(extra, log.length), last.turnId, last.step + 1, 'next', true);
   return extra;
 }
 

@@ -10,6 +10,7 @@ import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backen
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';
 import { openLedgerWebSocket } from './ledger-web-socket';
+import { seededRandom } from './seeded-random';
 import type { ServiceProcess } from './service-process';
 import { StreamLedger } from './stream-ledger';
 
@@ -19,18 +20,6 @@ const natsUrl = await testNatsUrl();
 const reachable = postgresUrl !== null && natsUrl !== null;
 if (!reachable) {
   console.warn('!!! SKIPPED: the multi-process e2e suite needs a real Postgres and NATS');
-}
-
-/** A small deterministic PRNG (mulberry32), so a failing run can be replayed from its seed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /** Each seq once, 1..N, and exactly the REST pages. */

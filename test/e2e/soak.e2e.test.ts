@@ -27,6 +27,7 @@ import { z } from 'zod';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { openLedgerEventSource } from './ledger-event-source';
 import { openLedgerWebSocket } from './ledger-web-socket';
+import { seededRandom } from './seeded-random';
 import { StreamLedger } from './stream-ledger';
 
 const SEED = Number(process.env.SOAK_SEED ?? 20_261_130);
@@ -41,18 +42,6 @@ const postgresUrl = await testPostgresUrl();
 const natsUrl = await testNatsUrl();
 const reachable = postgresUrl !== null && natsUrl !== null;
 if (!reachable) console.warn('!!! SKIPPED: the soak needs a real Postgres and NATS');
-
-/** A small deterministic PRNG (mulberry32). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 const PageSchema = z.object({
