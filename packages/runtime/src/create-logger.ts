@@ -2,7 +2,7 @@ import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'p
 import { z } from 'zod';
 
 /** pino's levels, plus `silent`. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LogLevelSchema = z.enum(LOG_LEVELS);
 export type LogLevel = z.infer<typeof LogLevelSchema>;
 

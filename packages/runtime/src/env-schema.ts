@@ -3,7 +3,7 @@ import { LogLevelSchema } from './create-logger';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './run-until-signal';
 
 /** A TCP port; 0 asks the system for a free one. */
-export function portSchema(defaultPort: number) {
+function portSchema(defaultPort: number) {
   return z.coerce
     .number({ error: 'must be a port number' })
     .int()

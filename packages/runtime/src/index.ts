@@ -1,6 +1,5 @@
 export {
   createLogger,
-  LOG_LEVELS,
   type LoggerSettings,
   type LogLevel,
   LogLevelSchema,
@@ -12,16 +11,13 @@ export {
   logEnv,
   modelEnv,
   natsEnv,
-  portSchema,
   shutdownEnv,
 } from './env-schema';
 export { EnvError, parseEnv } from './parse-env';
 export {
-  DEFAULT_SHUTDOWN_TIMEOUT_MS,
   type RunUntilSignalOptions,
   runUntilSignal,
   type SignalProcess,
-  STOP_SIGNALS,
   type StopSignal,
 } from './run-until-signal';
-export { type StartProcess, startFailureLine, startStep } from './start-failure';
+export { type StartProcess, startStep } from './start-failure';
