@@ -31,10 +31,15 @@ export function loggerOptions(settings: LoggerSettings): LoggerOptions {
 }
 
 /**
- * The process's logger: JSON lines on stdout (or on `destination`, for tests). Writes are
- * synchronous, so lines keep their order and none is lost when the process exits right after
- * logging (a shutdown, a failed start); chunklog logs per request and per turn, not per token.
+ * Where logs go: stdout, written synchronously, so lines keep their order and none is lost when
+ * the process exits right after logging (a shutdown, a failed start). chunklog logs per request
+ * and per turn, not per token, so blocking writes cost little.
  */
+export function logDestination(): DestinationStream {
+  return pino.destination({ dest: 1, sync: true });
+}
+
+/** The process's logger: JSON lines on `logDestination()` (or on `destination`, for tests). */
 export function createLogger(settings: LoggerSettings, destination?: DestinationStream): Logger {
-  return pino(loggerOptions(settings), destination ?? pino.destination({ dest: 1, sync: true }));
+  return pino(loggerOptions(settings), destination ?? logDestination());
 }

@@ -3,6 +3,7 @@ export {
   type LoggerSettings,
   type LogLevel,
   LogLevelSchema,
+  logDestination,
   loggerOptions,
 } from './create-logger';
 export {

@@ -10,7 +10,7 @@ import {
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
-import { createLogger, loggerOptions } from '@chunklog/runtime';
+import { createLogger, logDestination, loggerOptions } from '@chunklog/runtime';
 import { createPgliteStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import { type AllInOneConfig, isLoopbackHost } from './all-in-one-config';
@@ -106,8 +106,12 @@ export async function startAllInOne(
     const gateway = await createGateway({
       store,
       bus,
-      // Fastify builds its pino from options: the same format, level and service binding.
-      logger: loggerOptions({ service: 'gateway', level: config.LOG_LEVEL }),
+      // Fastify builds its pino from options: the same format, level and service binding, and
+      // the same synchronous stdout, so its lines keep their order among the others.
+      logger: {
+        ...loggerOptions({ service: 'gateway', level: config.LOG_LEVEL }),
+        stream: logDestination(),
+      },
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
