@@ -8,6 +8,8 @@ COPY packages/chunk-core/package.json packages/chunk-core/
 COPY packages/store/package.json packages/store/
 COPY packages/bus/package.json packages/bus/
 COPY packages/anthropic-sim/package.json packages/anthropic-sim/
+COPY packages/runtime/package.json packages/runtime/
+COPY packages/test-infra/package.json packages/test-infra/
 COPY services/agent-worker/package.json services/agent-worker/
 COPY services/gateway/package.json services/gateway/
 COPY services/all-in-one/package.json services/all-in-one/
