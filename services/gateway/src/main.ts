@@ -7,6 +7,7 @@ import { createNatsBus } from '@chunklog/bus';
 import { describeError } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
+import { pino } from 'pino';
 import { bootstrapApiKeys } from './auth/bootstrap-api-keys';
 import { parseGatewayConfig } from './config/gateway-config';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
@@ -19,6 +20,8 @@ try {
   console.error((error as Error).message);
   process.exit(1);
 }
+
+const logger = pino({ level: config.LOG_LEVEL });
 
 /** A start-up step that failed ends the process with one line naming what it needed. */
 async function startStep<T>(what: string, step: () => Promise<T>): Promise<T> {
@@ -52,6 +55,7 @@ const bus = await startStep('NATS (NATS_URL)', () =>
   createNatsBus({
     servers: config.NATS_URL,
     name: 'chunklog-gateway',
+    logger: logger.child({ component: 'bus' }),
     ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
   }),
 );
@@ -61,7 +65,7 @@ const app = await createGateway({
   bus,
   // Services mode always checks keys: auth may be off only in the all-in-one mode on loopback.
   auth: { mode: 'keys' },
-  logger: { level: config.LOG_LEVEL },
+  logger,
   limits: { requestsPerMinute: config.RATE_LIMIT_PER_MINUTE },
   ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
@@ -77,24 +81,24 @@ app.addHook('onClose', async () => {
   await pool.end();
 });
 if (!config.STREAM_TICKET_SECRET) {
-  app.log.warn('STREAM_TICKET_SECRET is not set: stream tickets work on this gateway only');
+  logger.warn('STREAM_TICKET_SECRET is not set: stream tickets work on this gateway only');
 }
 if (!config.API_KEYS) {
-  app.log.info('API_KEYS is not set: only keys already in the database are accepted');
+  logger.info('API_KEYS is not set: only keys already in the database are accepted');
 }
 
 const address = await app.listen({ host: config.HOST, port: config.PORT });
-app.log.info(`chunklog gateway listening on ${address} (API keys required)`);
+logger.info(`chunklog gateway listening on ${address} (API keys required)`);
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  app.log.info({ signal }, 'shutting down: finishing requests, ending streams');
+  logger.info({ signal }, 'shutting down: finishing requests, ending streams');
   // In-flight requests finish and streams get their final event; a stuck client cannot hold
   // the process past the timeout.
   const timer = setTimeout(() => {
-    app.log.error('shutdown timed out');
+    logger.error('shutdown timed out');
     process.exit(1);
   }, config.SHUTDOWN_TIMEOUT_MS);
   timer.unref();
@@ -102,7 +106,7 @@ async function shutdown(signal: string): Promise<void> {
     await app.close();
     process.exit(0);
   } catch (error) {
-    app.log.error({ err: error }, 'shutdown failed');
+    logger.error({ err: error }, 'shutdown failed');
     process.exit(1);
   }
 }

@@ -7,7 +7,13 @@ export const DEFAULT_PAGE_LIMIT = 50;
 
 /** The one error shape every 4xx/5xx answer has (contract). */
 export const ErrorResponseSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string() }),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    requestId: z
+      .string()
+      .describe("the request's id, also in the x-request-id header and on the gateway's log lines"),
+  }),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
 
