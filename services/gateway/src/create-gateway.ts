@@ -43,7 +43,7 @@ export interface GatewayOptions {
   store: ChunkStore;
   bus: Bus;
   /**
-   * Where the gateway logs (pino), as a child with `component: 'gateway'`; HTTP lines carry
+   * Where the gateway logs (pino), as a child with `component: 'http'`; HTTP lines carry
    * the request's `requestId`. Absent: nothing is logged. Fastify's logger options (`{ level }`)
    * are accepted too, for callers that do not pass a logger yet.
    */
@@ -250,7 +250,7 @@ function fastifyLogging(
 ): { loggerInstance: FastifyBaseLogger } | { logger: FastifyLoggerOptions | false } {
   if (logger === undefined) return { logger: false };
   if ('child' in logger && typeof logger.child === 'function') {
-    return { loggerInstance: logger.child({ component: 'gateway' }) };
+    return { loggerInstance: logger.child({ component: 'http' }) };
   }
   return { logger };
 }

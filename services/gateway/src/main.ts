@@ -4,34 +4,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
-import { describeError } from '@chunklog/chunk-core';
+import { createLogger, runUntilSignal, startStep } from '@chunklog/runtime';
 import { createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
-import { pino } from 'pino';
 import { bootstrapApiKeys } from './auth/bootstrap-api-keys';
 import { parseGatewayConfig } from './config/gateway-config';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { createGateway } from './create-gateway';
 
-let config: ReturnType<typeof parseGatewayConfig>;
-try {
-  config = parseGatewayConfig(process.env);
-} catch (error) {
-  console.error((error as Error).message);
-  process.exit(1);
-}
-
-const logger = pino({ level: config.LOG_LEVEL });
-
-/** A start-up step that failed ends the process with one line naming what it needed. */
-async function startStep<T>(what: string, step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    console.error(`chunklog gateway failed to start: ${what}: ${describeError(error)}`);
-    process.exit(1);
-  }
-}
+const config = await startStep('gateway', 'environment', () => parseGatewayConfig(process.env));
+const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
 
 /** How long a request waits for a database connection before it is answered 503. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -47,11 +29,11 @@ const pool = new pg.Pool({
 // opens a new one, or gets an error its request answers with 503.
 pool.on('error', () => {});
 const store = createPostgresStore({ pool });
-await startStep('Postgres (DATABASE_URL)', async () => {
+await startStep('gateway', 'Postgres (DATABASE_URL)', async () => {
   await store.migrate();
   await bootstrapApiKeys(store, config.API_KEYS);
 });
-const bus = await startStep('NATS (NATS_URL)', () =>
+const bus = await startStep('gateway', 'NATS (NATS_URL)', () =>
   createNatsBus({
     servers: config.NATS_URL,
     name: 'chunklog-gateway',
@@ -90,25 +72,6 @@ if (!config.API_KEYS) {
 const address = await app.listen({ host: config.HOST, port: config.PORT });
 logger.info(`chunklog gateway listening on ${address} (API keys required)`);
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'shutting down: finishing requests, ending streams');
-  // In-flight requests finish and streams get their final event; a stuck client cannot hold
-  // the process past the timeout.
-  const timer = setTimeout(() => {
-    logger.error('shutdown timed out');
-    process.exit(1);
-  }, config.SHUTDOWN_TIMEOUT_MS);
-  timer.unref();
-  try {
-    await app.close();
-    process.exit(0);
-  } catch (error) {
-    logger.error({ err: error }, 'shutdown failed');
-    process.exit(1);
-  }
-}
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+// In-flight requests finish and streams get their final event; a stuck client cannot hold the
+// process past the timeout.
+await runUntilSignal({ logger, stop: () => app.close(), timeoutMs: config.SHUTDOWN_TIMEOUT_MS });

@@ -47,7 +47,7 @@ describe('request ids', () => {
     expect(linesOf(requestId!).map((line) => line.msg)).toEqual(
       expect.arrayContaining(['incoming request', 'rejected', 'request completed']),
     );
-    expect(linesOf(requestId!).every((line) => line.component === 'gateway')).toBe(true);
+    expect(linesOf(requestId!).every((line) => line.component === 'http')).toBe(true);
 
     const unmatched = await gateway.request('GET', '/nowhere', { key: null });
     expect(unmatched.status).toBe(404);
