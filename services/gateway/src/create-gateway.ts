@@ -57,7 +57,7 @@ export interface GatewayOptions {
   ticketSecret: string;
   /**
    * Builds `GET /context`'s request; the default asks the workers on the bus and falls back to
-   * the default model and token limit, without tools, when none answers (see README).
+   * the default model and token limit, without tools, when none answers (services/gateway/README.md).
    */
   contextBuilder?: ContextBuilder;
   /** Registry `/metrics` serves; pass one to add the worker's metrics when composed in-process. */
@@ -196,7 +196,8 @@ export async function createGateway(options: GatewayOptions) {
     openapi: {
       info: {
         title: 'chunklog gateway',
-        description: 'Tabs, messages, paged chunk reads and live streams (DESIGN section 6).',
+        description:
+          'Tabs, messages, paged chunk reads and live streams (SSE and WebSocket) of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable comes with Retry-After.',
         version: '1.0.0',
       },
       components: {

@@ -1,7 +1,7 @@
 import { MessageModeSchema, TabConfigSchema, TabSchema } from '@chunklog/chunk-core';
 import { z } from 'zod';
 
-/** Largest page a client may ask for (contract: DESIGN section 6). */
+/** Largest page a client may ask for (docs/architecture.md, "HTTP API"). */
 export const MAX_PAGE_LIMIT = 500;
 export const DEFAULT_PAGE_LIMIT = 50;
 
