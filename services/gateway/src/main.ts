@@ -27,7 +27,7 @@ const pool = new pg.Pool({
 });
 // An idle connection that dies (a database restart) must not end the process: the next query
 // opens a new one, or gets an error its request answers with 503.
-pool.on('error', () => {});
+pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection lost'));
 const store = createPostgresStore({ pool });
 await startStep('gateway', 'Postgres (DATABASE_URL)', async () => {
   await store.migrate();
