@@ -66,6 +66,7 @@ export function toHttpError(error: unknown): HttpErrorAnswer {
   return answer(500, 'internal', 'internal error');
 }
 
+/** An error answer with the headers its status needs. */
 export function answer(status: number, code: string, message: string): HttpErrorAnswer {
   const headers: Record<string, string> =
     status === 503 ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } : {};
