@@ -4,13 +4,19 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyLoggerOptions,
+  type FastifyReply,
+  LogController,
+} from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { authPlugin } from './auth/auth-plugin';
 import { createStreamTickets } from './auth/stream-ticket';
@@ -18,7 +24,8 @@ import { defaultGatewayLimits, type GatewayLimits } from './config/gateway-limit
 import type { ContextBuilder } from './context/context-builder';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { type CorsOptions, corsPlugin } from './http/cors-plugin';
-import { errorHandlerPlugin, toHttpError } from './http/error-handler';
+import { errorHandlerPlugin, sendError, toHttpError } from './http/error-handler';
+import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
 import { observeTurns } from './metrics/turn-metrics';
 import { chunkRoutes } from './routes/chunk-routes';
@@ -35,8 +42,12 @@ export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';
 export interface GatewayOptions {
   store: ChunkStore;
   bus: Bus;
-  /** Fastify's logger option (pino): `true`, `{ level }`, or false (default). */
-  logger?: FastifyServerOptions['logger'];
+  /**
+   * Where the gateway logs (pino), as a child with `component: 'http'`; HTTP lines carry
+   * the request's `requestId`. Absent: nothing is logged. Fastify's logger options (`{ level }`)
+   * are accepted too, for callers that do not pass a logger yet.
+   */
+  logger?: Logger | FastifyLoggerOptions;
   /** Epoch ms; defaults to Date.now. */
   clock?: () => number;
   /** `off` acts as one local tenant and serves loopback clients only. */
@@ -46,7 +57,7 @@ export interface GatewayOptions {
   ticketSecret: string;
   /**
    * Builds `GET /context`'s request; the default asks the workers on the bus and falls back to
-   * the default model and token limit, without tools, when none answers (see README).
+   * the default model and token limit, without tools, when none answers (services/gateway/README.md).
    */
   contextBuilder?: ContextBuilder;
   /** Registry `/metrics` serves; pass one to add the worker's metrics when composed in-process. */
@@ -68,17 +79,25 @@ declare module 'fastify' {
 export async function createGateway(options: GatewayOptions) {
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...fastifyLogging(options.logger),
+    // The caller's x-request-id when valid, else a new one; on every log line of the request.
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: limits.bodyBytes,
     // Streams outlive requests; they are ended in preClose, idle keep-alives are dropped.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     // A path whose percent escapes do not decode never reaches a route or the error handler.
-    frameworkErrors: (error, _request, reply: FastifyReply) => {
-      const { status, body, headers } = toHttpError(error);
-      reply.code(status).headers(headers).send(body);
+    frameworkErrors: (error, request, reply: FastifyReply) => {
+      reply.header(REQUEST_ID_HEADER, request.id);
+      sendError(reply, toHttpError(error));
     },
   }).withTypeProvider<ZodTypeProvider>();
+  // First of all hooks, so every answer names its request: errors, 404s, preflights, streams.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Many JSON clients send `content-type: application/json` on every request: an empty body is
@@ -177,7 +196,8 @@ export async function createGateway(options: GatewayOptions) {
     openapi: {
       info: {
         title: 'chunklog gateway',
-        description: 'Tabs, messages, paged chunk reads and live streams (DESIGN section 6).',
+        description:
+          'Tabs, messages, paged chunk reads and live streams (SSE and WebSocket) of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable comes with Retry-After.',
         version: '1.0.0',
       },
       components: {
@@ -223,4 +243,15 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(chunkRoutes, { context });
   await app.register(streamRoutes, { context });
   return app;
+}
+
+/** The gateway's Fastify logging: a child of the given logger, Fastify's own from options, or none. */
+function fastifyLogging(
+  logger: GatewayOptions['logger'],
+): { loggerInstance: FastifyBaseLogger } | { logger: FastifyLoggerOptions | false } {
+  if (logger === undefined) return { logger: false };
+  if ('child' in logger && typeof logger.child === 'function') {
+    return { loggerInstance: logger.child({ component: 'http' }) };
+  }
+  return { logger };
 }

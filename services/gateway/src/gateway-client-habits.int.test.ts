@@ -2,12 +2,13 @@
  * What ordinary HTTP clients do that a schema test does not: a JSON client that sets
  * `content-type: application/json` on every request, bodies or not, a URL whose percent
  * escapes do not decode, a resume point kept from somewhere else. Each is answered like any
- * other request: the route's own answer, or a 4xx in the `{ error: { code, message } }` shape,
+ * other request: the route's own answer, or a 4xx in the `{ error: { code, message, requestId } }` shape,
  * storing nothing.
  */
 import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { expectedError } from './testing/expected-error';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { embeddedBackend } from './testing/test-backends';
 
@@ -51,9 +52,7 @@ describe('gateway and common client habits', () => {
         headers: json,
       });
       expect(response.status).toBe(400);
-      expect(response.body).toEqual({
-        error: { code: 'invalid_input', message: expect.any(String) },
-      });
+      expect(response.body).toEqual(expectedError('invalid_input'));
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(queued.length).toBe(before);
     });
@@ -62,9 +61,7 @@ describe('gateway and common client habits', () => {
       for (const rawBody of [' ', '{', '{"__proto__":{"x":1}}']) {
         const response = await gateway.request('POST', '/v1/tabs', { rawBody });
         expect(response.status, JSON.stringify(rawBody)).toBe(400);
-        expect(response.body).toEqual({
-          error: { code: 'invalid_input', message: expect.any(String) },
-        });
+        expect(response.body).toEqual(expectedError('invalid_input'));
       }
     });
   });
@@ -87,9 +84,9 @@ describe('gateway and common client habits', () => {
       ]) {
         const response = await fetch(init.url, { headers: init.headers });
         expect(response.status, JSON.stringify(init)).toBe(400);
-        expect(await response.json()).toEqual({
-          error: { code: 'invalid_input', message: expect.stringContaining('last seq 0') },
-        });
+        expect(await response.json()).toEqual(
+          expectedError('invalid_input', expect.stringContaining('last seq 0')),
+        );
       }
       const status = await new Promise<number>((resolve, reject) => {
         const socket = new WebSocket(
@@ -117,9 +114,7 @@ describe('gateway and common client habits', () => {
     for (const path of ['/v1/tabs/%E0%A4%A', '/v1/tabs/%', '/v1/tabs/%zz/chunks']) {
       const response = await gateway.request('GET', path);
       expect(response.status, path).toBe(400);
-      expect(response.body, path).toEqual({
-        error: { code: 'invalid_input', message: expect.any(String) },
-      });
+      expect(response.body, path).toEqual(expectedError('invalid_input'));
     }
   });
 });

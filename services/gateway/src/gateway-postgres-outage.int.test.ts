@@ -12,14 +12,13 @@ import {
 } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRouteCalls } from './testing/api-routes';
+import { expectedError } from './testing/expected-error';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { openWebSocket } from './testing/stream-clients';
 import { postgresBackend } from './testing/test-backends';
 
 const available = privatePostgresAvailable();
 if (!available) console.warn('!!! SKIPPED: the gateway Postgres outage suite (no initdb/pg_ctl)');
-
-const unavailable = { error: { code: 'unavailable', message: expect.any(String) } };
 
 describe.skipIf(!available)('the gateway while Postgres is unreachable', () => {
   let postgres: PrivatePostgres;
@@ -68,7 +67,7 @@ describe.skipIf(!available)('the gateway while Postgres is unreachable', () => {
         });
         const name = `${route.method} ${route.path} (${key.slice(0, 10)})`;
         expect(response.status, name).toBe(503);
-        expect(response.body, name).toEqual(unavailable);
+        expect(response.body, name).toEqual(expectedError('unavailable'));
         expect(Number(response.headers.get('retry-after')), name).toBeGreaterThan(0);
       }
     }

@@ -3,6 +3,7 @@ import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from './create-gateway';
 import { apiRouteCalls, tabRouteCalls } from './testing/api-routes';
+import { expectedError } from './testing/expected-error';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { openEventSource, openWebSocket } from './testing/stream-clients';
 import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
@@ -10,8 +11,6 @@ import { TurnDriver } from './testing/turn-driver';
 
 const real = await realBackend();
 const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
-
-const errorOf = (code: string) => ({ error: { code, message: expect.any(String) } });
 
 describe.each(backends)('gateway security on $name', (backend) => {
   let gateway: GatewayHarness;
@@ -45,7 +44,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
           body: route.body,
         });
         expect(response.status, `${route.method} ${route.path}`).toBe(401);
-        expect(response.body).toEqual(errorOf('unauthorized'));
+        expect(response.body).toEqual(expectedError('unauthorized'));
       }
     }
     await expect(
@@ -62,7 +61,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
         body: route.body,
       });
       expect(response.status, `${route.method} ${route.path}`).toBe(404);
-      expect(response.body).toEqual(errorOf('not_found'));
+      expect(response.body).toEqual(expectedError('not_found'));
     }
     await expect(
       openWebSocket(`${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`, {
@@ -102,7 +101,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
     ] as const) {
       const response = await fetch(withTicket(id, value));
       expect(response.status).toBe(401);
-      expect(await response.json()).toEqual(errorOf('unauthorized'));
+      expect(await response.json()).toEqual(expectedError('unauthorized'));
     }
     // A ticket opens streams, nothing else.
     const rest = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?ticket=${ticket}`, {
@@ -126,11 +125,11 @@ describe.each(backends)('gateway security on $name', (backend) => {
         headers: { ...headers, ...extra },
       });
       expect(response.status).toBe(400);
-      expect(await response.json()).toEqual(errorOf('invalid_input'));
+      expect(await response.json()).toEqual(expectedError('invalid_input'));
     }
     const plain = await gateway.request('GET', `/v1/tabs/${tabId}/ws`);
     expect(plain.status).toBe(426);
-    expect(plain.body).toEqual(errorOf('upgrade_required'));
+    expect(plain.body).toEqual(expectedError('upgrade_required'));
   });
 
   it('rate-limits per key, not per address', async () => {
@@ -145,7 +144,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
       }
       const refused = await limited.request('GET', '/v1/tabs');
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual(errorOf('rate_limited'));
+      expect(refused.body).toEqual(expectedError('rate_limited'));
       const otherKey = await limited.request('GET', '/v1/tabs', { key: limited.tenantB.key });
       expect(otherKey.status).toBe(200);
       expect((await limited.request('GET', '/healthz', { key: null })).status).toBe(200);
@@ -168,7 +167,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
       }
       const refused = await guarded.request('GET', '/v1/tabs', { key: 'guess-4' });
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual(errorOf('rate_limited'));
+      expect(refused.body).toEqual(expectedError('rate_limited'));
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       // The same address (one proxy, one NAT) with a valid key: checked first, so served.
       for (const tenant of [guarded.tenantA, guarded.tenantB]) {
@@ -195,7 +194,7 @@ describe.each(backends)('gateway security on $name', (backend) => {
     try {
       const response = await broken.request('GET', '/v1/tabs');
       expect(response.status).toBe(500);
-      expect(response.body).toEqual({ error: { code: 'internal', message: 'internal error' } });
+      expect(response.body).toEqual(expectedError('internal', 'internal error'));
     } finally {
       await broken.close();
     }

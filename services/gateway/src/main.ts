@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
-import { describeError } from '@chunklog/chunk-core';
+import { createLogger, runUntilSignal, startStep } from '@chunklog/runtime';
 import { createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
 import { bootstrapApiKeys } from './auth/bootstrap-api-keys';
@@ -12,23 +12,8 @@ import { parseGatewayConfig } from './config/gateway-config';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { createGateway } from './create-gateway';
 
-let config: ReturnType<typeof parseGatewayConfig>;
-try {
-  config = parseGatewayConfig(process.env);
-} catch (error) {
-  console.error((error as Error).message);
-  process.exit(1);
-}
-
-/** A start-up step that failed ends the process with one line naming what it needed. */
-async function startStep<T>(what: string, step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    console.error(`chunklog gateway failed to start: ${what}: ${describeError(error)}`);
-    process.exit(1);
-  }
-}
+const config = await startStep('gateway', 'environment', () => parseGatewayConfig(process.env));
+const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
 
 /** How long a request waits for a database connection before it is answered 503. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -42,16 +27,17 @@ const pool = new pg.Pool({
 });
 // An idle connection that dies (a database restart) must not end the process: the next query
 // opens a new one, or gets an error its request answers with 503.
-pool.on('error', () => {});
+pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection lost'));
 const store = createPostgresStore({ pool });
-await startStep('Postgres (DATABASE_URL)', async () => {
+await startStep('gateway', 'Postgres (DATABASE_URL)', async () => {
   await store.migrate();
   await bootstrapApiKeys(store, config.API_KEYS);
 });
-const bus = await startStep('NATS (NATS_URL)', () =>
+const bus = await startStep('gateway', 'NATS (NATS_URL)', () =>
   createNatsBus({
     servers: config.NATS_URL,
     name: 'chunklog-gateway',
+    logger: logger.child({ component: 'bus' }),
     ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
   }),
 );
@@ -61,7 +47,7 @@ const app = await createGateway({
   bus,
   // Services mode always checks keys: auth may be off only in the all-in-one mode on loopback.
   auth: { mode: 'keys' },
-  logger: { level: config.LOG_LEVEL },
+  logger,
   limits: { requestsPerMinute: config.RATE_LIMIT_PER_MINUTE },
   ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
@@ -77,34 +63,15 @@ app.addHook('onClose', async () => {
   await pool.end();
 });
 if (!config.STREAM_TICKET_SECRET) {
-  app.log.warn('STREAM_TICKET_SECRET is not set: stream tickets work on this gateway only');
+  logger.warn('STREAM_TICKET_SECRET is not set: stream tickets work on this gateway only');
 }
 if (!config.API_KEYS) {
-  app.log.info('API_KEYS is not set: only keys already in the database are accepted');
+  logger.info('API_KEYS is not set: only keys already in the database are accepted');
 }
 
 const address = await app.listen({ host: config.HOST, port: config.PORT });
-app.log.info(`chunklog gateway listening on ${address} (API keys required)`);
+logger.info(`chunklog gateway listening on ${address} (API keys required)`);
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  app.log.info({ signal }, 'shutting down: finishing requests, ending streams');
-  // In-flight requests finish and streams get their final event; a stuck client cannot hold
-  // the process past the timeout.
-  const timer = setTimeout(() => {
-    app.log.error('shutdown timed out');
-    process.exit(1);
-  }, config.SHUTDOWN_TIMEOUT_MS);
-  timer.unref();
-  try {
-    await app.close();
-    process.exit(0);
-  } catch (error) {
-    app.log.error({ err: error }, 'shutdown failed');
-    process.exit(1);
-  }
-}
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+// In-flight requests finish and streams get their final event; a stuck client cannot hold the
+// process past the timeout.
+await runUntilSignal({ logger, stop: () => app.close(), timeoutMs: config.SHUTDOWN_TIMEOUT_MS });

@@ -1,13 +1,19 @@
 import { MessageModeSchema, TabConfigSchema, TabSchema } from '@chunklog/chunk-core';
 import { z } from 'zod';
 
-/** Largest page a client may ask for (contract: DESIGN section 6). */
+/** Largest page a client may ask for (docs/architecture.md, "HTTP API"). */
 export const MAX_PAGE_LIMIT = 500;
 export const DEFAULT_PAGE_LIMIT = 50;
 
 /** The one error shape every 4xx/5xx answer has (contract). */
 export const ErrorResponseSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string() }),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    requestId: z
+      .string()
+      .describe("the request's id, also in the x-request-id header and on the gateway's log lines"),
+  }),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
 

@@ -8,10 +8,14 @@ export interface CorsOptions {
 }
 
 const allowedMethods = 'GET, POST, DELETE';
-/** Everything a client sends that is not CORS-safelisted: auth, JSON, retries, SSE resume. */
-const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID';
-/** Response headers a client acts on beyond the safelisted ones: the rate limit's. */
-const exposedHeaders = 'Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset';
+/**
+ * Everything a client sends that is not CORS-safelisted: auth, JSON, retries, SSE resume, and
+ * its own request id.
+ */
+const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID, X-Request-Id';
+/** Response headers a client acts on beyond the safelisted ones: the rate limit's, the request id. */
+const exposedHeaders =
+  'Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id';
 /** How long a browser may reuse a preflight answer. */
 const preflightMaxAgeSeconds = 600;
 

@@ -1,5 +1,5 @@
 import { ChunklogError, type ChunklogErrorCode } from '@chunklog/chunk-core';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorResponse } from './api-schemas';
@@ -31,7 +31,8 @@ const codeByStatus: Record<number, string> = {
 
 export interface HttpErrorAnswer {
   status: number;
-  body: ErrorResponse;
+  code: string;
+  message: string;
   /** Headers the answer needs besides its body (`Retry-After` on 503). */
   headers: Record<string, string>;
 }
@@ -65,26 +66,42 @@ export function toHttpError(error: unknown): HttpErrorAnswer {
   return answer(500, 'internal', 'internal error');
 }
 
-function answer(status: number, code: string, message: string): HttpErrorAnswer {
+/** An error answer with the headers its status needs. */
+export function answer(status: number, code: string, message: string): HttpErrorAnswer {
   const headers: Record<string, string> =
     status === 503 ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } : {};
-  return { status, body: { error: { code, message } }, headers };
+  return { status, code, message, headers };
 }
 
-/** Installs the error and not-found handlers that answer `{ error: { code, message } }`. */
+/** The error body every error answer has: the request id lets a client's report find the log. */
+export function errorBody(code: string, message: string, requestId: string): ErrorResponse {
+  return { error: { code, message, requestId } };
+}
+
+/** Sends an error answer with its headers and body. */
+export function sendError(
+  reply: FastifyReply,
+  { status, code, message, headers }: HttpErrorAnswer,
+) {
+  return reply
+    .code(status)
+    .headers(headers)
+    .send(errorBody(code, message, reply.request.id));
+}
+
+/** Installs the error and not-found handlers that answer `{ error: { code, message, requestId } }`. */
 export const errorHandlerPlugin = fastifyPlugin(
   async (app: FastifyInstance) => {
     app.setErrorHandler((error, request, reply) => {
-      const { status, body, headers } = toHttpError(error);
-      if (status === 503) request.log.warn({ err: error }, 'unavailable');
-      else if (status >= 500) request.log.error({ err: error }, 'request failed');
-      else request.log.info({ code: body.error.code, message: body.error.message }, 'rejected');
-      return reply.code(status).headers(headers).send(body);
+      const failure = toHttpError(error);
+      // Under `err`, pino's error serializer logs the stack and every cause.
+      if (failure.status === 503) request.log.warn({ err: error }, 'unavailable');
+      else if (failure.status >= 500) request.log.error({ err: error }, 'request failed');
+      else request.log.info({ code: failure.code, message: failure.message }, 'rejected');
+      return sendError(reply, failure);
     });
     app.setNotFoundHandler((request, reply) =>
-      reply.code(404).send({
-        error: { code: 'not_found', message: `no route ${request.method} ${request.url}` },
-      }),
+      sendError(reply, answer(404, 'not_found', `no route ${request.method} ${request.url}`)),
     );
   },
   { name: 'chunklog-error-handler' },

@@ -62,6 +62,7 @@ describe('CORS', () => {
           'content-type',
           'idempotency-key',
           'last-event-id',
+          'x-request-id',
         ]),
       );
       expect(Number(response.headers.get('access-control-max-age'))).toBeGreaterThan(0);
@@ -106,7 +107,7 @@ describe('CORS', () => {
       expect(listing.status).toBe(200);
       expect(listing.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
       expect(listed(listing.headers.get('access-control-expose-headers'))).toEqual(
-        expect.arrayContaining(['retry-after', 'x-ratelimit-remaining']),
+        expect.arrayContaining(['retry-after', 'x-ratelimit-remaining', 'x-request-id']),
       );
       // The rate limit's headers the client is allowed to read are really there.
       expect(listing.headers.get('x-ratelimit-remaining')).not.toBeNull();

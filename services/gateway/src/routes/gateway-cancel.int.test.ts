@@ -1,5 +1,6 @@
 import { type Bus, BusUnavailableError } from '@chunklog/bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capturedLog } from '../testing/captured-log';
 import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
 import { type Backend, embeddedBackend } from '../testing/test-backends';
 
@@ -20,18 +21,13 @@ async function backendWithCancelPublishFailing(): Promise<Backend> {
 
 describe('POST /v1/tabs/:tabId/cancel when the publish fails', () => {
   let gateway: GatewayHarness;
-  const logLines: Array<Record<string, unknown>> = [];
+  const log = capturedLog('warn');
 
   beforeAll(async () => {
     const backend = await backendWithCancelPublishFailing();
     gateway = await startGateway(
       { name: 'embedded, cancel publish failing', create: async () => backend },
-      {
-        logger: {
-          level: 'warn',
-          stream: { write: (line: string) => logLines.push(JSON.parse(line)) },
-        },
-      },
+      { logger: log.logger },
     );
   });
   afterAll(async () => {
@@ -45,7 +41,7 @@ describe('POST /v1/tabs/:tabId/cancel when the publish fails', () => {
     // The record is what workers act on: it is there although nobody was told on the bus.
     expect(await gateway.backend.store.cancelGeneration(tabId)).toBe(1);
 
-    const warning = logLines.find((line) => String(line.msg).includes('not published'));
+    const warning = log.lines.find((line) => String(line.msg).includes('not published'));
     expect(warning).toBeDefined();
     // Whoever reads the log must learn why: the error itself, not an empty object.
     expect(JSON.stringify(warning)).toContain('the cancel publish failed in this test');

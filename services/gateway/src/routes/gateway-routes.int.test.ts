@@ -5,6 +5,7 @@ import {
   validateRequest,
 } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedError } from '../testing/expected-error';
 import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
 import { type BackendFactory, embeddedBackend, realBackend } from '../testing/test-backends';
 import { TurnDriver } from '../testing/turn-driver';
@@ -12,9 +13,7 @@ import { TurnDriver } from '../testing/turn-driver';
 const real = await realBackend();
 const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
 
-const errorShape = {
-  error: { code: expect.any(String), message: expect.any(String) },
-};
+const errorShape = expectedError(expect.any(String));
 
 describe.each(backends)('gateway routes on $name', (backend) => {
   let gateway: GatewayHarness;
@@ -134,7 +133,7 @@ describe.each(backends)('gateway routes on $name', (backend) => {
       const bad = await gateway.request('GET', '/v1/tabs/not-a-uuid');
       const unknown = await gateway.request('GET', `/v1/tabs/${crypto.randomUUID()}`);
       expect([bad.status, unknown.status]).toEqual([400, 404]);
-      expect(unknown.body).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+      expect(unknown.body).toEqual(expectedError('not_found'));
     });
 
     it('deletes a tab and its chunks; another tenant gets 404 and deletes nothing', async () => {
@@ -212,7 +211,7 @@ describe.each(backends)('gateway routes on $name', (backend) => {
         body: { text: 'not now', mode: 'reject' },
       });
       expect(rejected.status).toBe(409);
-      expect(rejected.body).toEqual({ error: { code: 'conflict', message: expect.any(String) } });
+      expect(rejected.body).toEqual(expectedError('conflict'));
       const interrupting = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
         body: { text: 'but this', mode: 'interrupt' },
       });

@@ -83,7 +83,8 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     async (request, reply) => {
       const { tabId } = request.params;
       // Recorded first: a worker that holds the tab later, or did not hear the publish below,
-      // finds it in Postgres before its next model call (services/agent-worker/README.md).
+      // finds it in Postgres before its next model call (docs/architecture.md, "Messages, intake
+      // and cancel").
       const generation = await store.requestCancel(tabId, { tenantId: tenantOf(request) });
       try {
         // The fast path: the holder aborts the model stream at once.

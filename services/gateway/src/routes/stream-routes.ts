@@ -9,6 +9,7 @@ import {
   StreamTicketResponseSchema,
   TabIdParamsSchema,
 } from '../http/api-schemas';
+import { answer, sendError } from '../http/error-handler';
 import type { StreamTransport } from '../metrics/gateway-metrics';
 import { createSseSink } from '../streams/sse-sink';
 import type { StreamSink } from '../streams/stream-sink';
@@ -121,7 +122,7 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
         after,
         transport: 'sse',
         logger: request.log,
-        createSink: (onEvent) => createSseSink(response, onEvent),
+        createSink: (onEvent) => createSseSink(response, onEvent, request.id),
       });
       // 'close' on the response: the client went away or the stream ended.
       response.on('close', () => relay.close());
@@ -147,10 +148,10 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
     },
     // A plain GET (no Upgrade header): the route is documented in OpenAPI, and says how to use it.
     handler: async (_request, reply) =>
-      reply
-        .code(426)
-        .header('upgrade', 'websocket')
-        .send({ error: { code: 'upgrade_required', message: 'open this route as a WebSocket' } }),
+      sendError(
+        reply.header('upgrade', 'websocket'),
+        answer(426, 'upgrade_required', 'open this route as a WebSocket'),
+      ),
     wsHandler: (socket, request) => {
       const relay = startRelay({
         tabId: request.params.tabId,

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
+import { errorBody, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import type { OutgoingEvent, StreamSink } from './stream-sink';
 
 /** After a final event, how long a client that does not read gets before its socket is dropped. */
@@ -9,6 +9,8 @@ const END_GRACE_MS = 1_000;
 export function createSseSink(
   response: ServerResponse,
   onEvent: (event: OutgoingEvent['event']) => void,
+  /** For the error body when the stream ends before it began. */
+  requestId: string,
 ): StreamSink {
   return {
     begin() {
@@ -39,7 +41,7 @@ export function createSseSink(
           'content-type': 'application/json',
           'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
         });
-        response.end(JSON.stringify({ error: { code: 'unavailable', message: 'stream ended' } }));
+        response.end(JSON.stringify(errorBody('unavailable', 'stream ended', requestId)));
         return;
       }
       if (final) response.end(`event: stream-end\ndata: ${JSON.stringify(final)}\n\n`);

@@ -34,9 +34,10 @@ const CATCH_UP_PAGE = 500;
 const SEALED_MEMORY = 64;
 
 /**
- * The resume contract of DESIGN section 7, shared by SSE and WebSocket: subscribe first
- * (buffering), catch up from the store by seq, replay the open block, then relay live events,
- * filling gaps from the store and trimming deltas so each seq and each character goes out once.
+ * The resume contract (docs/architecture.md, "Streams and resume"), shared by SSE and
+ * WebSocket: subscribe first (buffering), catch up from the store by seq, replay the open block,
+ * then relay live events, filling gaps from the store and trimming deltas so each seq and each
+ * character goes out once.
  */
 export class TabStreamRelay {
   private lastSeq: number;

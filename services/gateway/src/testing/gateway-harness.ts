@@ -1,5 +1,6 @@
 /** Starts a gateway on a real port with two tenants, and speaks HTTP to it like a client. */
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { createGateway, type GatewayOptions } from '../create-gateway';
 import type { Backend, BackendFactory } from './test-backends';
 
@@ -55,7 +56,9 @@ export async function startGateway(
     auth: { mode: 'keys' },
     ticketSecret: 'test-ticket-secret-0123456789',
     // GATEWAY_TEST_LOG=warn shows the gateway's own logs while debugging a suite.
-    logger: process.env.GATEWAY_TEST_LOG ? { level: process.env.GATEWAY_TEST_LOG } : false,
+    ...(process.env.GATEWAY_TEST_LOG
+      ? { logger: pino({ level: process.env.GATEWAY_TEST_LOG }) }
+      : {}),
     ...overrides,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,7 +1,7 @@
 /**
  * Plays the worker's part of the contract for gateway tests: appends chunks to the store,
- * publishes the live events of DESIGN section 5 in the same order a worker does (a seal only
- * after its commit), and answers open-block snapshot requests.
+ * publishes the live events (docs/architecture.md, "Live events") in the same order a worker
+ * does (a seal only after its commit), and answers open-block snapshot requests.
  */
 import { randomUUID } from 'node:crypto';
 import type { Bus, Subscription } from '@chunklog/bus';

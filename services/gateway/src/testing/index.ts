@@ -1,0 +1,27 @@
+/**
+ * Test harnesses of the gateway (`@chunklog/gateway/testing`), for suites in this and other
+ * packages; production code never imports them.
+ */
+export { apiRouteCalls, type RouteCall, tabRouteCalls } from './api-routes';
+export { capturedLog } from './captured-log';
+export { expectedError } from './expected-error';
+export {
+  type GatewayHarness,
+  type JsonResponse,
+  startGateway,
+  type TestTenant,
+} from './gateway-harness';
+export {
+  openEventSource,
+  openWebSocket,
+  type ReceivedEvent,
+  type RecordingClient,
+} from './stream-clients';
+export {
+  type Backend,
+  type BackendFactory,
+  embeddedBackend,
+  postgresBackend,
+  realBackend,
+} from './test-backends';
+export { TurnDriver } from './turn-driver';
