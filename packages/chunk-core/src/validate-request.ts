@@ -338,9 +338,6 @@ function validateMessages(
       index === 0 && startsWithCompaction && Array.isArray(message.content)
         ? message.content.length === 1
         : false;
-    if (index === 0 && role !== 'user' && !startsWithCompaction) {
-      report(`${path}.role`, 'first message must use the "user" role');
-    }
     const isFinal = index === messages.length - 1;
     const blocks: LocatedBlock[] = [];
     const content = message.content;
@@ -372,6 +369,10 @@ function validateMessages(
     } else {
       report(`${path}.content`, 'Input should be a valid string or a list of content blocks');
       return;
+    }
+    // A rule on turns, so after the shape errors of the message's blocks.
+    if (index === 0 && role !== 'user' && !startsWithCompaction) {
+      report(`${path}.role`, 'first message must use the "user" role');
     }
     if (blocks.length === 0 && index === 0 && startsWithCompaction) return;
     const previous = groups.at(-1);
