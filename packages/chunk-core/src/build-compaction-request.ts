@@ -23,12 +23,18 @@ import type { WireRequest } from './wire-types';
  * with a user message, as the API requires of a compaction request.
  */
 export function findCompactionCut(chunks: readonly FoldableChunk[]): number | undefined {
+  let summarized = 0;
+  for (const chunk of chunks) {
+    if (chunk.type === 'compaction') summarized = Math.max(summarized, chunk.data.throughSeq);
+  }
   let end = chunks.length;
   while (end > 0) {
     const prefix = chunks.slice(0, end);
     const stepStart = unfinishedStepStart(prefix);
     if (stepStart === undefined) {
-      return hasSomethingToSummarize(prefix) ? lastSeq(prefix) : undefined;
+      const cut = lastSeq(prefix);
+      const isNew = cut !== undefined && cut > summarized && hasSomethingToSummarize(prefix);
+      return isNew ? cut : undefined;
     }
     end = stepStart;
   }
@@ -82,7 +88,14 @@ function unfinishedStepStart(prefix: readonly FoldableChunk[]): number | undefin
   if (last === -1) return undefined;
   const step = prefix[last];
   let start = last;
-  while (start > 0 && sameStep(prefix[start - 1], step)) start -= 1;
+  // A compaction appended while the step was written sits inside it: look past it.
+  while (
+    start > 0 &&
+    (prefix[start - 1]?.type === 'compaction' || sameStep(prefix[start - 1], step))
+  ) {
+    start -= 1;
+  }
+  while (prefix[start]?.type === 'compaction') start += 1;
   const pending = new Set<string>();
   let madeCalls = false;
   for (const chunk of prefix.slice(start, last + 1)) {

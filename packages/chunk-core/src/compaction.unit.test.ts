@@ -216,6 +216,20 @@ describe('findCompactionCut and buildCompactionRequest', () => {
     expect(findCompactionCut(log.chunks)).toBe(3);
   });
 
+  it('keeps a step that a compaction landed in the middle of whole after the next cut', () => {
+    const log = new ChunkLogWriter();
+    log.startTurn();
+    log.userText('Look up two things.'); // 1
+    log.step = 1;
+    log.toolCall('toolu_a'); // 2: the step was running when a compaction of seq 1 started
+    compact(log, 1); // 3
+    log.toolCall('toolu_b'); // 4
+    log.toolResult('toolu_b', 'b'); // 5: toolu_a still has no result
+    expect(findCompactionCut(log.chunks)).toBeUndefined();
+    log.toolResult('toolu_a', 'a'); // 6
+    expect(findCompactionCut(log.chunks)).toBe(6);
+  });
+
   it('has nothing to summarize in an empty log or right after a compaction', () => {
     const log = new ChunkLogWriter();
     log.startTurn();
