@@ -4,7 +4,7 @@ import type {
   BetaMessageParam,
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { COMPACTION_BETA } from '@chunklog/chunk-core';
+import { COMPACTION_BETA, reduceStream } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from './create-simulator';
 
@@ -115,6 +115,32 @@ describe('compaction', () => {
       .finalMessage();
     expect(streamed.content).toEqual(message.content);
     expect(streamed.stop_reason).toBe('compaction');
+  });
+
+  it('streams the block as a null-content start and one compaction_delta, which the stream reducer skips', async () => {
+    const stream = await client.beta.messages.create({
+      model,
+      max_tokens: 1024,
+      messages: [...conversation(2), user('Stream it.')],
+      compaction: { type: 'summarize' },
+      betas,
+      stream: true,
+    });
+    const events: unknown[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        type: 'content_block_start',
+        content_block: expect.objectContaining({ type: 'compaction', content: null }),
+      }),
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ delta: expect.objectContaining({ type: 'compaction_delta' }) }),
+    );
+    // The worker's reducer makes no chunk of it: the block is stored from the final message.
+    const reduced = reduceStream(events);
+    expect(reduced.operations).toEqual([]);
+    expect(reduced.state).toMatchObject({ stopReason: 'compaction', finished: true });
   });
 
   it('summarizes a conversation past the window, and the block then stands in for it', async () => {

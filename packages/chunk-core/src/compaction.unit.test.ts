@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { buildCompactionRequest, findCompactionCut } from './build-compaction-request';
 import { buildRequest, type RequestOptions, stripCacheControl } from './build-request';
 import type { Chunk } from './chunk';
+import { ChunkSchema } from './chunk';
 import { type CompactionBlock, compactionDataFromResponse } from './compaction';
+import { LiveEventSchema } from './events';
 import { buildMessages, MessageFold } from './message-fold';
 import {
   arbitraryCompactionPlan,
@@ -33,6 +35,40 @@ function compact(log: ChunkLogWriter, throughSeq: number, compaction = block): C
 }
 
 const compactionMessage = { role: 'assistant', content: [block] };
+
+describe('the compaction chunk', () => {
+  it('is a chunk like any other: schema, chunk-open and chunk-seal events', () => {
+    const log = new ChunkLogWriter();
+    log.startTurn();
+    log.userText('hi');
+    const chunk = compact(log, 1);
+    expect(ChunkSchema.parse(chunk)).toEqual(chunk);
+    const { tabId, id, turnId, step } = chunk;
+    expect(
+      LiveEventSchema.safeParse({
+        event: 'chunk-open',
+        data: { tabId, id, turnId, step, role: 'assistant', type: 'compaction' },
+      }).success,
+    ).toBe(true);
+    expect(LiveEventSchema.parse({ event: 'chunk-seal', data: { tabId, chunk } })).toEqual({
+      event: 'chunk-seal',
+      data: { tabId, chunk },
+    });
+  });
+
+  it('keeps fields the API may add to the block, and refuses a block without content', () => {
+    const log = new ChunkLogWriter();
+    log.startTurn();
+    const chunk = compact(log, 0, { ...block, future_field: { kept: true } });
+    expect(ChunkSchema.parse(chunk)).toMatchObject({
+      data: { block: { future_field: { kept: true } } },
+    });
+    const failed = compact(log, 0, { ...block, content: null } as unknown as CompactionBlock);
+    expect(ChunkSchema.safeParse(failed).success).toBe(false);
+    const wrongRole = { ...chunk, role: 'user' };
+    expect(ChunkSchema.safeParse(wrongRole).success).toBe(false);
+  });
+});
 
 describe('MessageFold with compactions', () => {
   it('starts from the latest compaction: its block first, then the chunks after its cut', () => {
