@@ -8,6 +8,7 @@ import { type CompactionBlock, compactionDataFromResponse } from './compaction';
 import { LiveEventSchema } from './events';
 import { buildMessages, MessageFold } from './message-fold';
 import {
+  arbitraryChaoticLog,
   arbitraryCompactionPlan,
   ChunkLogWriter,
   fakeCompactionBlock,
@@ -157,6 +158,35 @@ describe('compaction property: any worker-shaped log with any compactions', () =
         }
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('stays total when compactions sit anywhere in a chaotic log, covering any seq', () => {
+    const chaotic = fc
+      .tuple(arbitraryChaoticLog, fc.array(fc.tuple(fc.nat(30), fc.nat(40)), { maxLength: 3 }))
+      .map(([log, compactions]) => {
+        const chunks: Chunk[] = [...log];
+        for (const [at, throughSeq] of compactions) {
+          const position = Math.min(at, chunks.length);
+          const neighbour = chunks[position] ?? chunks[0] ?? log[0];
+          if (neighbour === undefined) continue;
+          chunks.splice(position, 0, {
+            ...neighbour,
+            type: 'compaction',
+            role: 'assistant',
+            data: { block: { ...block, content: `Summary through ${throughSeq}.` }, throughSeq },
+          });
+        }
+        return chunks.map((chunk, index) => ({ ...chunk, seq: index + 1 }));
+      });
+    fc.assert(
+      fc.property(chaotic, fc.boolean(), (chunks, thinking) => {
+        const requestOptions = thinking ? withThinking : options;
+        expect(validateRequest(buildRequest({ ...requestOptions, chunks }))).toEqual([]);
+        const compaction = buildCompactionRequest({ ...requestOptions, chunks });
+        if (compaction !== undefined) expect(validateRequest(compaction.request)).toEqual([]);
+      }),
+      { numRuns: 500 },
     );
   });
 
