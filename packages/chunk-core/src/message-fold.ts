@@ -19,7 +19,8 @@
  * - tool_use ids are made to match `^[a-zA-Z0-9_-]+$` and unique, and results follow their call;
  * - a tool_use left without a result gets a synthesized error result; a result that answers no
  *   call of the previous assistant message is dropped;
- * - the messages start with a user message (a placeholder when the log does not).
+ * - the messages start with a user message (a placeholder when the log does not), or with the
+ *   latest compaction's block.
  *
  * Compaction: a `compaction` chunk starts the fold over. The messages become its block (alone in
  * an assistant message, first, as the API requires), then the chunks above its `throughSeq`,
