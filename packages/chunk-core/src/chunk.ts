@@ -88,7 +88,7 @@ export const ChunkBodySchema = z.discriminatedUnion('type', [
 ]);
 export type ChunkBody = z.infer<typeof ChunkBodySchema>;
 
-/** A sealed, persisted chunk as the API returns it (contract: DESIGN section 3). */
+/** A sealed, persisted chunk as the API returns it (docs/architecture.md, "The log"). */
 export const ChunkSchema = z.intersection(z.object(chunkBase), ChunkBodySchema);
 export type Chunk = z.infer<typeof ChunkSchema>;
 

@@ -1,7 +1,7 @@
 /**
  * The wire builder's core: folds a tab's chunks, in seq order, into Anthropic request messages
- * (DESIGN section 9, seed plan section 3), one chunk at a time so that a worker can keep the fold
- * of its log and add only each step's new chunks.
+ * (docs/architecture.md, "The wire builder and prompt caching"), one chunk at a time so that a
+ * worker can keep the fold of its log and add only each step's new chunks.
  *
  * Shape: per step one assistant message (thinking, text, tool_use in seq order), then one user
  * message holding that step's tool_result blocks first and any user text (interrupts, the next
