@@ -1,3 +1,4 @@
+import type { CacheMissReason } from './cache-diagnostics';
 import type { StopReason } from './parse-directives';
 import type { CacheUsage } from './prompt-cache';
 
@@ -11,6 +12,13 @@ export type ReplyBlock =
       name: string;
       input: Record<string, unknown>;
       caller: { type: 'direct' };
+    }
+  | {
+      type: 'compaction';
+      content: string;
+      encrypted_content: string;
+      signature: string;
+      tool_changes: unknown[];
     };
 
 /** `usage` of a finished message, field for field as the real API reports it. */
@@ -31,4 +39,6 @@ export interface AssistantMessage {
   stop_sequence: string | null;
   stop_details: null;
   usage: MessageUsage;
+  /** Why the cache missed against `diagnostics.previous_message_id`; null when not asked. */
+  diagnostics?: { cache_miss_reason: CacheMissReason | null } | null;
 }

@@ -28,8 +28,8 @@ const streamErrorMessages: Partial<Record<ApiErrorType, string>> = {
  * test/fixtures/anthropic-streams): message_start with the input usage and output_tokens 1;
  * per block a start with the empty shape, deltas, and a stop, with a ping after the first
  * block's start; thinking ends with its signature_delta; tool input arrives as an empty
- * input_json_delta followed by fragments; then message_delta (stop reason, cumulative usage)
- * and message_stop.
+ * input_json_delta followed by fragments; a compaction block's content arrives in one
+ * compaction_delta; then message_delta (stop reason, cumulative usage) and message_stop.
  */
 export function buildStreamEvents(
   message: AssistantMessage,
@@ -96,6 +96,18 @@ export function buildStreamEvents(
         }
         break;
       }
+      case 'compaction':
+        // One delta with the block's final content, after a null-content start.
+        emitDelta(
+          index,
+          {
+            type: 'compaction_delta',
+            content: block.content,
+            encrypted_content: block.encrypted_content,
+          },
+          estimateTokens(block.content),
+        );
+        break;
       default:
         assertNever(block);
     }
@@ -140,6 +152,15 @@ function emptyShape(block: ReplyBlock): Record<string, unknown> {
       return { type: 'thinking', thinking: '', signature: '' };
     case 'tool_use':
       return { type: 'tool_use', id: block.id, name: block.name, input: {}, caller: block.caller };
+    case 'compaction':
+      // The signature and tool changes have no delta of their own: they come with the start.
+      return {
+        type: 'compaction',
+        content: null,
+        encrypted_content: null,
+        signature: block.signature,
+        tool_changes: block.tool_changes,
+      };
     default:
       return assertNever(block);
   }

@@ -2,10 +2,21 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { assertNever, type RequestViolation, validateRequest } from '@chunklog/chunk-core';
+import {
+  assertNever,
+  COMPACTION_BETA,
+  type RequestViolation,
+  validateRequest,
+} from '@chunklog/chunk-core';
 import type { ApiErrorType } from './api-error-type';
 import type { AssistantMessage, MessageUsage } from './assistant-message';
 import { buildStreamEvents } from './build-stream-events';
+import {
+  type CacheDiagnostics,
+  createCacheDiagnostics,
+  fingerprintPrompt,
+} from './cache-diagnostics';
+import { type CompactionSigner, createCompactionSigner } from './compaction-signer';
 import { findSignatureViolation } from './find-signature-violation';
 import { formatRequestLog } from './format-request-log';
 import { listPromptBlocks } from './list-prompt-blocks';
@@ -15,6 +26,9 @@ import { planReply } from './plan-reply';
 import { createPromptCache, type PromptCache } from './prompt-cache';
 import { createThinkingSigner, type ThinkingSigner } from './thinking-signer';
 import { violationFromZod } from './violation-from-zod';
+
+/** The context window of the Claude models the simulator serves, in tokens. */
+export const DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000;
 
 /** The `anthropic-version` values the SDK lines send: 0.x and 1.x. */
 export const SUPPORTED_ANTHROPIC_VERSIONS = ['2023-06-01', '2026-10-21'] as const;
@@ -30,8 +44,14 @@ export interface SimulatorOptions {
   minimumCacheableTokens?: number;
   /** How far back a missed breakpoint looks for an earlier write. Default 20 blocks. */
   lookbackBlocks?: number;
-  /** Key for thinking signatures; random per simulator by default. */
+  /** Key for thinking and compaction signatures; random per simulator by default. */
   thinkingSecret?: string;
+  /**
+   * The model's context window in tokens: a longer prompt is refused as too long, and a reply
+   * stops where the window is full. Default 200,000, as the real models; tests set a small one
+   * (or use the `context-window` directive).
+   */
+  contextWindowTokens?: number;
   /** How many requests `requests` keeps, oldest dropped first. Default 1000. */
   requestHistoryLimit?: number;
   /**
@@ -70,6 +90,9 @@ export interface Simulator {
   clock: Clock;
   cache: PromptCache;
   signer: ThinkingSigner;
+  compactionSigner: CompactionSigner;
+  /** The fingerprints of earlier responses that cache diagnostics compare against. */
+  diagnostics: CacheDiagnostics;
   /** Stops listening and cuts open streams. */
   close(): Promise<void>;
 }
@@ -83,6 +106,8 @@ class ApiFailure extends Error {
     readonly errorType: ApiErrorType,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** `error.details.error_code`, for the errors the API names by a code. */
+    readonly errorCode?: string,
   ) {
     super(message);
     this.name = 'ApiFailure';
@@ -97,7 +122,11 @@ class ApiFailure extends Error {
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? ((line: string) => console.log(line));
-  const signer = createThinkingSigner(options.thinkingSecret);
+  const secret = options.thinkingSecret ?? randomBytes(32);
+  const signer = createThinkingSigner(secret);
+  const compactionSigner = createCompactionSigner(secret);
+  const diagnostics = createCacheDiagnostics();
+  const contextWindowTokens = options.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS;
   const cache = createPromptCache({
     clock,
     minimumCacheableTokens: options.minimumCacheableTokens ?? 1024,
@@ -214,16 +243,26 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     }
     record.body = body;
     record.stream = (body as { stream?: unknown } | null)?.stream === true;
+    const compactionBeta = String(request.headers['anthropic-beta'] ?? '')
+      .split(',')
+      .some((beta) => beta.trim() === COMPACTION_BETA);
 
     if (record.path === '/v1/messages/count_tokens') {
-      // Counting takes the same body without the generation settings.
-      const violation = validateRequest({ max_tokens: 1, ...(body as object) }).find(
+      // Counting takes the same body without the generation settings, and accepts the
+      // `compaction` parameter but ignores it: the count is of the conversation as sent.
+      const { compaction, ...counted } = (body ?? {}) as Record<string, unknown>;
+      if (compaction !== undefined && compaction !== null && !compactionBeta) {
+        throw invalid({ path: 'compaction', message: 'Extra inputs are not permitted' });
+      }
+      const violation = validateRequest({ max_tokens: 1, ...counted }, { compactionBeta }).find(
         (found) => found.path !== 'max_tokens',
       );
       if (violation) throw invalid(violation);
-      const parsed = CountTokensRequestSchema.safeParse(body);
+      const parsed = CountTokensRequestSchema.safeParse(counted);
       if (!parsed.success) throw invalid(violationFromZod(parsed.error));
       checkModel(parsed.data.model);
+      const countViolation = findSignatureViolation(parsed.data, signer, compactionSigner);
+      if (countViolation) throw invalid(countViolation);
       const inputTokens = listPromptBlocks(parsed.data).reduce(
         (total, block) => total + block.tokens,
         0,
@@ -234,16 +273,23 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
 
     // The shared validator words violations as the real API does; zod then only guards the
     // shapes the simulator relies on, and signatures need this simulator's key.
-    const violation = validateRequest(body)[0];
+    const violation = validateRequest(body, { compactionBeta })[0];
     if (violation) throw invalid(violation);
     const parsed = MessagesRequestSchema.safeParse(body);
     if (!parsed.success) throw invalid(violationFromZod(parsed.error));
     const messagesRequest = parsed.data;
     checkModel(messagesRequest.model);
-    const signatureViolation = findSignatureViolation(messagesRequest, signer);
+    const signatureViolation = findSignatureViolation(messagesRequest, signer, compactionSigner);
     if (signatureViolation) throw invalid(signatureViolation);
 
-    const plan = planReply(messagesRequest, { signer, failureCounts });
+    const promptBlocks = listPromptBlocks(messagesRequest);
+    const plan = planReply(messagesRequest, {
+      signer,
+      compactionSigner,
+      failureCounts,
+      inputTokens: promptBlocks.reduce((total, block) => total + block.tokens, 0),
+      contextWindowTokens,
+    });
     switch (plan.kind) {
       case 'invalid':
         throw new ApiFailure(400, 'invalid_request_error', plan.message);
@@ -256,6 +302,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
           plan.retryAfterSeconds === undefined
             ? {}
             : { 'retry-after': String(plan.retryAfterSeconds) },
+          plan.errorCode,
         );
       case 'message':
         break;
@@ -263,7 +310,19 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
         assertNever(plan);
     }
 
-    const cacheUsage = cache.account(listPromptBlocks(messagesRequest));
+    const cacheUsage = cache.account(promptBlocks);
+    const fingerprint = fingerprintPrompt(messagesRequest, promptBlocks);
+    const previousMessageId = messagesRequest.diagnostics?.previous_message_id;
+    const diagnosis =
+      messagesRequest.diagnostics === undefined || messagesRequest.diagnostics === null
+        ? null
+        : {
+            cache_miss_reason:
+              typeof previousMessageId === 'string'
+                ? diagnostics.diagnose(previousMessageId, fingerprint)
+                : null,
+          };
+    diagnostics.record(plan.id, fingerprint);
     const message: AssistantMessage = {
       id: plan.id,
       type: 'message',
@@ -279,6 +338,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
         service_tier: 'standard',
         inference_geo: 'not_available',
       },
+      diagnostics: diagnosis,
     };
     record.usage = message.usage;
     await sleep(plan.delayMilliseconds, undefined, { signal });
@@ -330,6 +390,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     clock,
     cache,
     signer,
+    compactionSigner,
+    diagnostics,
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -342,7 +404,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
 
 function invalid(violation: RequestViolation): ApiFailure {
   const message = violation.path ? `${violation.path}: ${violation.message}` : violation.message;
-  return new ApiFailure(400, 'invalid_request_error', message);
+  return new ApiFailure(400, 'invalid_request_error', message, {}, violation.code);
 }
 
 function checkModel(model: string): void {
@@ -388,7 +450,11 @@ function sendError(response: ServerResponse, record: SimulatorRequest, failure: 
     failure.status,
     {
       type: 'error',
-      error: { type: failure.errorType, message: failure.message },
+      error: {
+        type: failure.errorType,
+        message: failure.message,
+        ...(failure.errorCode === undefined ? {} : { details: { error_code: failure.errorCode } }),
+      },
       request_id: record.requestId,
     },
     failure.headers,

@@ -1,5 +1,7 @@
+export type { CacheMissReason } from './cache-diagnostics';
 export {
   createSimulator,
+  DEFAULT_CONTEXT_WINDOW_TOKENS,
   type Simulator,
   type SimulatorOptions,
   type SimulatorRequest,

@@ -77,7 +77,9 @@ export function listPromptBlocks(request: CountTokensRequest): PromptBlock[] {
         block.type === 'tool_use'
           ? { role: message.role, block, inputJson: jsonInWireOrder(block.input) }
           : { role: message.role, block },
-        block,
+        // A compaction block counts as its summary; its signature and encrypted content are
+        // not prompt text.
+        block.type === 'compaction' ? [block.content ?? '', block.tool_changes ?? []] : block,
         // Thinking blocks cannot carry a breakpoint; the validator rejects one that tries.
         block.type === 'thinking' || block.type === 'redacted_thinking'
           ? null

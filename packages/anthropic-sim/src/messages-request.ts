@@ -68,6 +68,16 @@ export const RedactedThinkingBlockParamSchema = z.looseObject({
   data: z.string(),
 });
 
+export const CompactionBlockParamSchema = z.looseObject({
+  type: z.literal('compaction'),
+  content: z.string().nullish(),
+  encrypted_content: z.string().nullish(),
+  signature: z.string().nullish(),
+  tool_changes: z.array(z.unknown()).nullish(),
+  cache_control: cacheControl,
+});
+export type CompactionBlockParam = z.infer<typeof CompactionBlockParamSchema>;
+
 export const ContentBlockParamSchema = z.discriminatedUnion('type', [
   TextBlockParamSchema,
   ImageBlockParamSchema,
@@ -77,6 +87,7 @@ export const ContentBlockParamSchema = z.discriminatedUnion('type', [
   ToolResultBlockParamSchema,
   ThinkingBlockParamSchema,
   RedactedThinkingBlockParamSchema,
+  CompactionBlockParamSchema,
 ]);
 export type ContentBlockParam = z.infer<typeof ContentBlockParamSchema>;
 
@@ -132,5 +143,11 @@ export const MessagesRequestSchema = CountTokensRequestSchema.extend({
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().min(0).max(1).optional(),
   top_k: z.number().int().min(0).optional(),
+  /** Makes the request a compaction request (beta `compact-2026-09-04`). */
+  compaction: z
+    .looseObject({ type: z.literal('summarize'), instructions: z.string().nullish() })
+    .nullish(),
+  /** Asks for `diagnostics.cache_miss_reason` against an earlier response. */
+  diagnostics: z.looseObject({ previous_message_id: z.string().nullish() }).nullish(),
 });
 export type MessagesRequest = z.infer<typeof MessagesRequestSchema>;

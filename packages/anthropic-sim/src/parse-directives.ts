@@ -10,6 +10,7 @@ export const StopReasonSchema = z.enum([
   'pause_turn',
   'refusal',
   'model_context_window_exceeded',
+  'compaction',
 ]);
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
@@ -38,7 +39,9 @@ export type Directive =
       source: string;
     }
   | { kind: 'delay'; milliseconds: number }
-  | { kind: 'rate'; tokensPerSecond: number };
+  | { kind: 'rate'; tokensPerSecond: number }
+  | { kind: 'context-window'; tokens: number }
+  | { kind: 'compaction-unavailable'; times?: number; source: string };
 
 /** The result of scanning a text: its directives, or the first malformed one. */
 export type ParsedDirectives =
@@ -253,6 +256,16 @@ function parseOne(body: string, source: string): Directive | string {
       const parsed = positive.safeParse(firstText);
       if (!parsed.success) return 'rate expects tokens per second';
       return { kind: 'rate', tokensPerSecond: parsed.data };
+    }
+    case 'context-window': {
+      const parsed = count.min(1).safeParse(firstText);
+      if (!parsed.success) return 'context-window expects a whole number of tokens';
+      return { kind: 'context-window', tokens: parsed.data };
+    }
+    case 'compaction-unavailable': {
+      const times = numberOption('times', count);
+      if (Number.isNaN(times)) return 'compaction-unavailable options are times=<n>';
+      return { kind: 'compaction-unavailable', source, ...(times === undefined ? {} : { times }) };
     }
     default:
       return `unknown directive "${head.value}"`;

@@ -3,6 +3,7 @@ import { assertNever } from '@chunklog/chunk-core';
 import { type ApiErrorType, errorTypeForStatus } from './api-error-type';
 import type { ReplyBlock } from './assistant-message';
 import { canonicalJson } from './canonical-json';
+import type { CompactionSigner } from './compaction-signer';
 import { estimateTokens } from './estimate-tokens';
 import type { ContentBlockParam, MessageParam, MessagesRequest, Tool } from './messages-request';
 import { type Directive, parseDirectives, type StopReason } from './parse-directives';
@@ -16,6 +17,8 @@ export type ReplyPlan =
       errorType: ApiErrorType;
       message: string;
       retryAfterSeconds?: number;
+      /** `error.details.error_code`, for the errors that have one. */
+      errorCode?: string;
       delayMilliseconds: number;
     }
   | {
@@ -33,6 +36,11 @@ export type ReplyPlan =
 
 export interface PlanReplyContext {
   signer: ThinkingSigner;
+  compactionSigner: CompactionSigner;
+  /** The request's input tokens, as `usage` reports them (cache reads and writes included). */
+  inputTokens: number;
+  /** The model's context window, unless a `context-window` directive sets another. */
+  contextWindowTokens: number;
   /**
    * How many times each injected failure has fired, keyed by conversation, step and directive,
    * so `times=N` fails the first N attempts (the SDK's retries included) and then lets one
@@ -73,6 +81,39 @@ export function planReply(request: MessagesRequest, context: PlanReplyContext): 
       : messages.slice(anchorIndex + 1).filter((message) => message.role === 'user').length;
   const conversationKey = hashText(canonicalJson(messages.slice(0, anchorIndex + 1)));
   const delayMilliseconds = sum(directives, 'delay', (directive) => directive.milliseconds);
+  const contextWindow = findContextWindow(messages) ?? context.contextWindowTokens;
+
+  // The API summarizes a conversation of any length, the one that outgrew the window included:
+  // compaction is how a client gets out of "prompt is too long".
+  if (request.compaction) {
+    const unavailable = directives.find(
+      (directive): directive is Extract<Directive, { kind: 'compaction-unavailable' }> =>
+        directive.kind === 'compaction-unavailable' &&
+        consumeFailure(
+          context,
+          `${conversationKey}|compaction|${directive.source}`,
+          directive.times,
+        ),
+    );
+    if (unavailable) {
+      return {
+        kind: 'error',
+        status: 529,
+        errorType: 'overloaded_error',
+        errorCode: 'compaction_unavailable',
+        message:
+          'The compaction could not be completed for a transient server reason. Retry the request.',
+        delayMilliseconds,
+      };
+    }
+    return planCompaction(request, parsed.text, context, delayMilliseconds);
+  }
+  if (context.inputTokens > contextWindow) {
+    return {
+      kind: 'invalid',
+      message: `prompt is too long: ${context.inputTokens} tokens > ${contextWindow} maximum`,
+    };
+  }
 
   for (const directive of directives) {
     if (directive.kind !== 'error' || directive.step !== step) continue;
@@ -126,8 +167,12 @@ export function planReply(request: MessagesRequest, context: PlanReplyContext): 
   const stopDirective = last(directives, 'stop')?.reason;
   let stopReason: StopReason =
     toolCalls.length > 0 ? 'tool_use' : (stopDirective ?? ('end_turn' as StopReason));
-  const limited = applyMaxTokens(blocks, request.max_tokens);
-  if (limited.truncated) stopReason = 'max_tokens';
+  // The reply can only grow until the context window is full: then it stops there.
+  const room = contextWindow - context.inputTokens;
+  const limited = applyMaxTokens(blocks, Math.min(request.max_tokens, room));
+  if (limited.truncated) {
+    stopReason = room < request.max_tokens ? 'model_context_window_exceeded' : 'max_tokens';
+  }
 
   const streamError = directives.find(
     (directive): directive is Extract<Directive, { kind: 'stream-error' }> =>
@@ -213,6 +258,73 @@ export function planReply(request: MessagesRequest, context: PlanReplyContext): 
     if (userText.length === 0) return 'Hello! How can I help you today?';
     return `You said: "${excerpt(userText, 80)}". This is a short answer from the simulator.`;
   }
+}
+
+/** The compaction request's answer: one signed block summarizing the conversation. */
+function planCompaction(
+  request: MessagesRequest,
+  userText: string,
+  context: PlanReplyContext,
+  delayMilliseconds: number,
+): ReplyPlan {
+  const seed = hashText(canonicalJson({ ...request, stream: undefined }));
+  const content = summarizeConversation(request, userText);
+  const unsigned = {
+    content,
+    encrypted_content: `enc_${hashText(`${seed}|${content}`).slice(0, 48)}`,
+    tool_changes: [],
+  };
+  return {
+    kind: 'message',
+    id: `msg_${seed.slice(20, 44)}`,
+    content: [
+      { type: 'compaction', ...unsigned, signature: context.compactionSigner.sign(unsigned) },
+    ],
+    stopReason: 'compaction',
+    stopSequence: null,
+    outputTokens: estimateTokens(content),
+    delayMilliseconds,
+  };
+}
+
+/**
+ * A deterministic summary of bounded size, so a chain of compactions never grows: what the
+ * conversation holds, the earlier summary's opening, the latest user request, and the
+ * instructions when given.
+ */
+function summarizeConversation(request: MessagesRequest, userText: string): string {
+  const blocks = request.messages.flatMap((message) =>
+    blocksOf(message).map((block) => ({ role: message.role, block })),
+  );
+  const count = (test: (entry: (typeof blocks)[number]) => boolean) => blocks.filter(test).length;
+  const userMessages = request.messages.filter(
+    (message) => message.role === 'user' && blocksOf(message).some((b) => b.type === 'text'),
+  ).length;
+  const replies = count(({ role, block }) => role === 'assistant' && block.type === 'text');
+  const toolCalls = count(({ block }) => block.type === 'tool_use');
+  const earlier = blocks.find(({ block }) => block.type === 'compaction')?.block;
+  const parts = [
+    `Summary of the conversation so far: ${userMessages} user message(s), ${replies} answer(s), ${toolCalls} tool call(s).`,
+  ];
+  if (earlier?.type === 'compaction' && typeof earlier.content === 'string') {
+    parts.push(`Before that: ${excerpt(earlier.content, 160)}`);
+  }
+  if (userText.length > 0) parts.push(`The latest request: "${excerpt(userText, 160)}".`);
+  const instructions = request.compaction?.instructions?.trim();
+  if (instructions) parts.push(`Summarized as instructed: "${excerpt(instructions, 80)}".`);
+  return parts.join(' ');
+}
+
+/** The latest `context-window` directive in any user message of the conversation. */
+function findContextWindow(messages: readonly MessageParam[]): number | undefined {
+  let tokens: number | undefined;
+  for (const message of messages) {
+    if (message.role !== 'user') continue;
+    const parsed = parseDirectives(textOf(message));
+    if (!parsed.ok) continue;
+    tokens = last(parsed.directives, 'context-window')?.tokens ?? tokens;
+  }
+  return tokens;
 }
 
 function consumeFailure(context: PlanReplyContext, key: string, times: number | undefined) {
@@ -330,6 +442,8 @@ function payloadOf(block: ReplyBlock): unknown {
       return block.text;
     case 'tool_use':
       return block.input;
+    case 'compaction':
+      return block.content;
     default:
       return assertNever(block);
   }

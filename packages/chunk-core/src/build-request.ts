@@ -10,7 +10,7 @@
  * gives back the unmarked messages byte for byte (see `stripCacheControl`).
  */
 import { InvalidInputError } from './errors';
-import { buildMessages, type FoldableChunk } from './message-fold';
+import { buildMessages, type FoldableChunk, isCompactionMessage } from './message-fold';
 import { TOOL_NAME_PATTERN } from './validate-request';
 import type {
   WireCacheControl,
@@ -31,6 +31,8 @@ export type RequestOptions = {
   tools?: readonly WireTool[];
   /** Extended thinking; `budgetTokens` must be at least 1024 and below `maxTokens`. */
   thinking?: { budgetTokens: number };
+  /** The most UTF-8 bytes one chunk may take on the wire; larger ones are cut with a note. */
+  maxChunkBytes?: number;
 };
 
 /** The marker chunklog puts on each breakpoint. */
@@ -40,7 +42,9 @@ export const CACHE_BREAKPOINT: WireCacheControl = { type: 'ephemeral' };
 export function buildRequest(
   options: RequestOptions & { chunks: Iterable<FoldableChunk> },
 ): WireRequest {
-  return assembleRequest(buildMessages(options.chunks), options);
+  const foldOptions =
+    options.maxChunkBytes === undefined ? {} : { maxChunkBytes: options.maxChunkBytes };
+  return assembleRequest(buildMessages(options.chunks, foldOptions), options);
 }
 
 /**
@@ -143,9 +147,16 @@ function finalAssistantStartsWithThinking(messages: readonly WireMessage[]): boo
     end -= 1;
   }
   let start = end;
-  while (start > 0 && messages[start - 1]?.role === 'assistant') start -= 1;
+  // The compaction message opens the conversation but is no part of the turn after it.
+  while (
+    start > 0 &&
+    messages[start - 1]?.role === 'assistant' &&
+    !isCompactionMessage(messages[start - 1])
+  ) {
+    start -= 1;
+  }
   const first = messages[start];
-  if (first === undefined || first.role !== 'assistant') return true;
+  if (first === undefined || first.role !== 'assistant' || isCompactionMessage(first)) return true;
   const type = first.content[0]?.type;
   return type === 'thinking' || type === 'redacted_thinking';
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CompactionDataSchema } from './compaction';
 
 /** Who a chunk speaks for. */
 export const ChunkRoleSchema = z.enum(['user', 'assistant', 'tool', 'system']);
@@ -12,6 +13,7 @@ export const ChunkTypeSchema = z.enum([
   'tool_result',
   'error',
   'system',
+  'compaction',
 ]);
 export type ChunkType = z.infer<typeof ChunkTypeSchema>;
 
@@ -78,6 +80,11 @@ export const ChunkBodySchema = z.discriminatedUnion('type', [
     data: ErrorDataSchema,
   }),
   z.object({ type: z.literal('system'), role: z.literal('system'), data: SystemDataSchema }),
+  z.object({
+    type: z.literal('compaction'),
+    role: z.literal('assistant'),
+    data: CompactionDataSchema,
+  }),
 ]);
 export type ChunkBody = z.infer<typeof ChunkBodySchema>;
 

@@ -1,5 +1,10 @@
 export { assertNever } from './assert-never';
 export {
+  buildCompactionRequest,
+  type CompactionRequest,
+  findCompactionCut,
+} from './build-compaction-request';
+export {
   assembleRequest,
   buildRequest,
   type RequestOptions,
@@ -45,6 +50,18 @@ export {
   snapshotSubject,
 } from './commands';
 export {
+  COMPACTION_BETA,
+  type CompactionBlock,
+  CompactionBlockSchema,
+  type CompactionConfig,
+  CompactionConfigSchema,
+  type CompactionData,
+  CompactionDataSchema,
+  type CompactionErrorCode,
+  CompactionErrorCodeSchema,
+  compactionDataFromResponse,
+} from './compaction';
+export {
   ChunklogError,
   type ChunklogErrorCode,
   ConflictError,
@@ -76,7 +93,8 @@ export {
   type Usage,
   UsageSchema,
 } from './events';
-export { buildMessages, MessageFold } from './message-fold';
+export { fitChunkForWire } from './fit-chunk-for-wire';
+export { buildMessages, type FoldOptions, MessageFold } from './message-fold';
 export {
   initialStreamState,
   interruptedBlock,
@@ -109,9 +127,11 @@ export {
   type RequestViolation,
   TOOL_NAME_PATTERN,
   TOOL_USE_ID_PATTERN,
+  type ValidateRequestOptions,
   validateRequest,
 } from './validate-request';
 export type {
+  WireCompactionBlock,
   WireContentBlock,
   WireMessage,
   WireRequest,

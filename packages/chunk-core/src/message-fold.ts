@@ -1,7 +1,7 @@
 /**
  * The wire builder's core: folds a tab's chunks, in seq order, into Anthropic request messages
- * (docs/architecture.md, "The wire builder and prompt caching"), one chunk at a time so that a worker can keep the fold
- * of its log and add only each step's new chunks.
+ * (docs/architecture.md, "The wire builder and prompt caching"), one chunk at a time so that a
+ * worker can keep the fold of its log and add only each step's new chunks.
  *
  * Shape: per step one assistant message (thinking, text, tool_use in seq order), then one user
  * message holding that step's tool_result blocks first and any user text (interrupts, the next
@@ -19,11 +19,22 @@
  * - tool_use ids are made to match `^[a-zA-Z0-9_-]+$` and unique, and results follow their call;
  * - a tool_use left without a result gets a synthesized error result; a result that answers no
  *   call of the previous assistant message is dropped;
- * - the messages start with a user message (a placeholder when the log does not).
+ * - the messages start with a user message (a placeholder when the log does not), or with the
+ *   latest compaction's block.
+ *
+ * Compaction: a `compaction` chunk starts the fold over. The messages become its block (alone in
+ * an assistant message, first, as the API requires), then the chunks above its `throughSeq`,
+ * folded again, including those appended while the compaction ran. Everything folded after a
+ * compaction depends only on the block and the chunks after its cut, so appending keeps the
+ * earlier bytes stable again from there on.
  */
 import { assertNever } from './assert-never';
 import type { ChunkBody } from './chunk';
+import type { CompactionBlock } from './compaction';
+import { fitChunkForWire } from './fit-chunk-for-wire';
+import { toolResultText } from './tool-result-text';
 import type {
+  WireCompactionBlock,
   WireContentBlock,
   WireMessage,
   WireTextBlock,
@@ -41,8 +52,16 @@ export const PLACEHOLDER_USER_TEXT = '(The earlier conversation is not available
 export const MISSING_TOOL_RESULT_TEXT =
   'The tool call did not complete: it was cancelled or interrupted before a result was recorded.';
 
-/** Result text for a tool result whose recorded output is empty (the API rejects empty errors). */
-export const EMPTY_TOOL_RESULT_TEXT = '(no output)';
+export { EMPTY_TOOL_RESULT_TEXT } from './tool-result-text';
+
+/** Options of the wire builder. */
+export type FoldOptions = {
+  /**
+   * The most UTF-8 bytes one chunk may take in a request; larger chunks are cut with a note
+   * (see `fitChunkForWire`). Unset: chunks are sent whole.
+   */
+  maxChunkBytes?: number;
+};
 
 type ToolCallSlot = { callId: string; wireId: string; answered: boolean };
 
@@ -74,6 +93,12 @@ export class MessageFold {
   private draft: AssistantDraft | UserDraft | null = null;
   private readonly usedWireIds = new Set<string>();
   private highestSeq = 0;
+  /** The highest `throughSeq` of the compactions folded: chunks at or below it are summarized. */
+  private cut = 0;
+  /** The chunks folded since the latest compaction, to fold again after the next one. */
+  private kept: FoldableChunk[] = [];
+
+  constructor(private readonly options: FoldOptions = {}) {}
 
   /** The highest seq folded so far (0 when none carried a seq). */
   get lastSeq(): number {
@@ -86,25 +111,50 @@ export class MessageFold {
       if (chunk.seq <= this.highestSeq) return this;
       this.highestSeq = chunk.seq;
     }
+    if (chunk.type === 'compaction') {
+      this.startFrom(chunk.data.block, chunk.data.throughSeq);
+      return this;
+    }
+    if (chunk.seq !== undefined && chunk.seq <= this.cut) return this;
+    this.kept.push(chunk);
+    this.fold(chunk);
+    return this;
+  }
+
+  /** Restarts the messages from a compaction block, then folds the chunks after its cut again. */
+  private startFrom(block: CompactionBlock, throughSeq: number): void {
+    this.cut = Math.max(this.cut, throughSeq);
+    this.closed.length = 0;
+    this.closed.push({ role: 'assistant', content: [wireCompactionBlock(block)] });
+    this.draft = null;
+    this.usedWireIds.clear();
+    this.kept = this.kept.filter((chunk) => chunk.seq === undefined || chunk.seq > this.cut);
+    for (const chunk of this.kept) this.fold(chunk);
+  }
+
+  private fold(original: FoldableChunk): void {
+    const maxChunkBytes = this.options.maxChunkBytes;
+    const chunk = maxChunkBytes === undefined ? original : fitChunkForWire(original, maxChunkBytes);
     switch (chunk.type) {
       case 'text':
         if (chunk.role === 'assistant') this.appendAssistantText(chunk, chunk.data.text);
         else this.appendUserText(chunk.data.text);
-        return this;
+        return;
       case 'thinking':
         this.appendThinking(chunk);
-        return this;
+        return;
       case 'tool_call':
         this.appendToolCall(chunk);
-        return this;
+        return;
       case 'tool_result':
         this.appendToolResult(chunk);
-        return this;
+        return;
       case 'error':
       case 'system':
-        return this;
+      case 'compaction':
+        return;
       default:
-        return assertNever(chunk);
+        assertNever(chunk);
     }
   }
 
@@ -198,7 +248,7 @@ export class MessageFold {
     const block: WireToolResultBlock = {
       type: 'tool_result',
       tool_use_id: slot.wireId,
-      content: resultText(chunk.data.result),
+      content: toolResultText(chunk.data.result),
     };
     if (chunk.data.isError) block.is_error = true;
     draft.results.push(block);
@@ -226,7 +276,7 @@ export class MessageFold {
       turnId: chunk.turnId,
       step: chunk.step,
       blocks: [],
-      thinkingAllowed: this.closed.at(-1)?.role !== 'assistant',
+      thinkingAllowed: !endsWithAssistantTurn(this.closed),
       hasNonThinking: false,
       calls: [],
     };
@@ -289,8 +339,39 @@ export class MessageFold {
 }
 
 /** Folds a whole log (chunks in seq order) into request messages; see `MessageFold`. */
-export function buildMessages(chunks: Iterable<FoldableChunk>): WireMessage[] {
-  return new MessageFold().appendAll(chunks).messages();
+export function buildMessages(
+  chunks: Iterable<FoldableChunk>,
+  options: FoldOptions = {},
+): WireMessage[] {
+  return new MessageFold(options).appendAll(chunks).messages();
+}
+
+/** Whether `message` is the one holding a compaction block, first in the messages. */
+export function isCompactionMessage(message: WireMessage | undefined): boolean {
+  return message?.content[0]?.type === 'compaction';
+}
+
+/**
+ * Whether the messages end in an assistant turn, which a new assistant message would continue
+ * (the API merges them). The compaction message does not count: the API takes its block apart
+ * from the turns after it.
+ */
+function endsWithAssistantTurn(messages: readonly WireMessage[]): boolean {
+  const last = messages.at(-1);
+  return last !== undefined && last.role === 'assistant' && !isCompactionMessage(last);
+}
+
+/**
+ * The block as it goes on the wire: its fields in one fixed order (the store may give them back
+ * in another), so every request carries the same bytes for it.
+ */
+function wireCompactionBlock(block: CompactionBlock): WireCompactionBlock {
+  const { type, content, encrypted_content, signature, tool_changes, ...rest } = block;
+  const wire: WireCompactionBlock = { type, content, encrypted_content };
+  if (signature !== undefined) wire.signature = signature;
+  if (tool_changes !== undefined) wire.tool_changes = tool_changes;
+  for (const key of Object.keys(rest).sort()) wire[key] = rest[key];
+  return wire;
 }
 
 function finishAssistant(draft: AssistantDraft): WireMessage | null {
@@ -349,21 +430,6 @@ function trimFinalPrefill(messages: WireMessage[]): WireMessage[] {
   if (trimmed === lastBlock.text) return messages;
   const content = [...last.content.slice(0, -1), { ...lastBlock, text: trimmed }];
   return [...messages.slice(0, -1), { role: 'assistant', content }];
-}
-
-/** The text the model sees for a tool result: strings as they are, anything else as JSON. */
-function resultText(result: unknown): string {
-  let text: string;
-  if (typeof result === 'string') text = result;
-  else if (result === undefined || result === null) text = '';
-  else {
-    try {
-      text = JSON.stringify(result) ?? String(result);
-    } catch {
-      text = String(result);
-    }
-  }
-  return isBlank(text) ? EMPTY_TOOL_RESULT_TEXT : text;
 }
 
 function isBlank(text: string): boolean {

@@ -4,9 +4,22 @@
  * simulator answers 400 `invalid_request_error` with these messages. Signature verification is
  * deliberately not here (it needs the simulator's key).
  */
+import type { CompactionErrorCode } from './compaction';
 
-/** One reason the API would reject a request: a dotted path (`messages.3.content.0`) and why. */
-export type RequestViolation = { path: string; message: string };
+/**
+ * One reason the API would reject a request: a dotted path (`messages.3.content.0`) and why,
+ * and for the compaction rules the `error.details.error_code` the API names it by.
+ */
+export type RequestViolation = { path: string; message: string; code?: CompactionErrorCode };
+
+/** What the request was sent with, beside its body. */
+export type ValidateRequestOptions = {
+  /**
+   * Whether the `compact-2026-09-04` beta is on (the `anthropic-beta` header). Without it the
+   * API knows neither the `compaction` parameter nor the block. Default true.
+   */
+  compactionBeta?: boolean;
+};
 
 /** The maximum number of `cache_control` breakpoints one request may carry. */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -27,6 +40,16 @@ const messageBlockTypes = [
   'tool_use',
   'tool_result',
 ] as const;
+const compactionMessages = {
+  compaction_block_ambiguous:
+    '`messages` holds more than one `compaction` block with content. Send only the block the conversation returned last.',
+  compaction_block_misplaced:
+    'The `compaction` block must be the first block of the conversation, and cannot be in a `system` message.',
+  compaction_incomplete_turn:
+    'The compaction request ends on an `assistant` turn that is not finished.',
+  compaction_nothing_to_summarize:
+    '`messages` holds no `user` or `assistant` content to summarize or adopt.',
+} as const;
 const userOnlyBlockTypes = new Set(['image', 'document', 'search_result', 'tool_result']);
 const assistantOnlyBlockTypes = new Set(['thinking', 'redacted_thinking', 'tool_use']);
 const thinkingBlockTypes = new Set(['thinking', 'redacted_thinking']);
@@ -46,9 +69,14 @@ function isBlank(text: string): boolean {
 }
 
 /** Every reason the API would answer 400 to `request`; empty when it would accept it. Never throws. */
-export function validateRequest(request: unknown): RequestViolation[] {
+export function validateRequest(
+  request: unknown,
+  options: ValidateRequestOptions = {},
+): RequestViolation[] {
   const violations: RequestViolation[] = [];
-  const report = (path: string, message: string) => violations.push({ path, message });
+  const report: Report = (path, message, code) =>
+    violations.push(code === undefined ? { path, message } : { path, message, code });
+  const compactionBeta = options.compactionBeta ?? true;
 
   if (!isRecord(request)) {
     report('', 'request body must be a JSON object');
@@ -82,14 +110,22 @@ export function validateRequest(request: unknown): RequestViolation[] {
     report('max_tokens', 'Input should be an integer greater than or equal to 1');
   }
 
-  validateSystem(request.system, report, countCacheControl);
+  validateSystem(request.system, report, countCacheControl, compactionBeta);
   const toolNames = validateTools(request.tools, report, countCacheControl);
   validateToolChoice(request.tool_choice, toolNames, report);
   const thinkingEnabled = validateThinking(request.thinking, maxTokens, report);
   validateStopSequences(request.stop_sequences, report);
 
-  const groups = validateMessages(request.messages, report, countCacheControl);
-  if (groups !== undefined) validateConversation(groups, thinkingEnabled, report);
+  const conversation = validateMessages(
+    request.messages,
+    report,
+    countCacheControl,
+    compactionBeta,
+  );
+  if (conversation !== undefined) {
+    validateConversation(conversation.groups, thinkingEnabled, report);
+  }
+  validateCompactionParameter(request, conversation, compactionBeta, report);
 
   if (cacheControlCount > MAX_CACHE_BREAKPOINTS) {
     report(
@@ -100,7 +136,7 @@ export function validateRequest(request: unknown): RequestViolation[] {
   return violations;
 }
 
-type Report = (path: string, message: string) => void;
+type Report = (path: string, message: string, code?: CompactionErrorCode) => void;
 type CountCacheControl = (holder: JsonObject, path: string) => void;
 
 function validateTextBlock(block: JsonObject, path: string, report: Report): void {
@@ -111,7 +147,12 @@ function validateTextBlock(block: JsonObject, path: string, report: Report): voi
   }
 }
 
-function validateSystem(system: unknown, report: Report, countCacheControl: CountCacheControl) {
+function validateSystem(
+  system: unknown,
+  report: Report,
+  countCacheControl: CountCacheControl,
+  compactionBeta: boolean,
+) {
   if (system === undefined || typeof system === 'string') return;
   if (!Array.isArray(system)) {
     report('system', 'Input should be a valid string or a list of text blocks');
@@ -119,6 +160,11 @@ function validateSystem(system: unknown, report: Report, countCacheControl: Coun
   }
   system.forEach((block, index) => {
     const path = `system.${index}`;
+    if (compactionBeta && isRecord(block) && block.type === 'compaction') {
+      const code = 'compaction_block_misplaced';
+      report(path, compactionMessages[code], code);
+      return;
+    }
     if (!isRecord(block) || block.type !== 'text') {
       report(`${path}.type`, "Input should be 'text'");
       return;
@@ -227,12 +273,29 @@ function validateStopSequences(stopSequences: unknown, report: Report): void {
   });
 }
 
-/** Checks each message and block on its own; answers the role groups, or nothing if unusable. */
+/** What the cross-message rules need: the role groups, and how the messages end. */
+type Conversation = {
+  groups: MessageGroup[];
+  /** Whether the first block of the conversation is a compaction block with content. */
+  startsWithCompaction: boolean;
+  /** The role of the last message, and whether it holds only the leading compaction block. */
+  lastRole: 'user' | 'assistant' | undefined;
+  lastIsCompactionOnly: boolean;
+  lastIndex: number;
+};
+
+/**
+ * Checks each message and block on its own; answers the role groups, or nothing if unusable.
+ * A compaction block with content opens the conversation apart from the turns: it is in no
+ * group, so the rules on turns (first message from the user, thinking first) apply after it.
+ * Compaction blocks whose content is null are no-ops to the API and are skipped.
+ */
 function validateMessages(
   messages: unknown,
   report: Report,
   countCacheControl: CountCacheControl,
-): MessageGroup[] | undefined {
+  compactionBeta: boolean,
+): Conversation | undefined {
   if (messages === undefined) {
     report('messages', 'Field required');
     return undefined;
@@ -247,6 +310,18 @@ function validateMessages(
   }
 
   const groups: MessageGroup[] = [];
+  const compactionPaths: string[] = [];
+  const first = messages[0];
+  const startsWithCompaction =
+    compactionBeta &&
+    isRecord(first) &&
+    Array.isArray(first.content) &&
+    isRecord(first.content[0]) &&
+    first.content[0].type === 'compaction' &&
+    typeof first.content[0].content === 'string';
+  let lastRole: Conversation['lastRole'];
+  let lastIsCompactionOnly = false;
+  let noOpCompactions = 0;
   messages.forEach((message, index) => {
     const path = `messages.${index}`;
     if (!isRecord(message)) {
@@ -258,9 +333,11 @@ function validateMessages(
       report(`${path}.role`, "Input should be 'user' or 'assistant'");
       return;
     }
-    if (index === 0 && role !== 'user') {
-      report(`${path}.role`, 'first message must use the "user" role');
-    }
+    lastRole = role;
+    lastIsCompactionOnly =
+      index === 0 && startsWithCompaction && Array.isArray(message.content)
+        ? message.content.length === 1
+        : false;
     const isFinal = index === messages.length - 1;
     const blocks: LocatedBlock[] = [];
     const content = message.content;
@@ -279,14 +356,25 @@ function validateMessages(
       }
       content.forEach((block, blockIndex) => {
         const blockPath = `${path}.content.${blockIndex}`;
-        if (validateBlock(block, role, blockPath, report, countCacheControl)) {
-          blocks.push({ block, path: blockPath });
+        if (!validateBlock(block, role, blockPath, report, countCacheControl, compactionBeta)) {
+          return;
         }
+        if (block.type === 'compaction') {
+          if (typeof block.content === 'string') compactionPaths.push(blockPath);
+          else noOpCompactions += 1;
+          return;
+        }
+        blocks.push({ block, path: blockPath });
       });
     } else {
       report(`${path}.content`, 'Input should be a valid string or a list of content blocks');
       return;
     }
+    // A rule on turns, so after the shape errors of the message's blocks.
+    if (index === 0 && role !== 'user' && !startsWithCompaction) {
+      report(`${path}.role`, 'first message must use the "user" role');
+    }
+    if (blocks.length === 0 && index === 0 && startsWithCompaction) return;
     const previous = groups.at(-1);
     if (previous !== undefined && previous.role === role) {
       previous.blocks.push(...blocks);
@@ -295,7 +383,72 @@ function validateMessages(
       groups.push({ role, blocks, lastIndex: index });
     }
   });
-  return groups;
+
+  const [firstCompaction, secondCompaction] = compactionPaths;
+  if (secondCompaction !== undefined) {
+    const code = 'compaction_block_ambiguous';
+    report(secondCompaction, compactionMessages[code], code);
+  } else if (firstCompaction !== undefined && firstCompaction !== 'messages.0.content.0') {
+    const code = 'compaction_block_misplaced';
+    report(firstCompaction, compactionMessages[code], code);
+  }
+  // Only no-op compactions: the API has nothing to answer from.
+  if (
+    noOpCompactions > 0 &&
+    compactionPaths.length === 0 &&
+    groups.every((group) => group.blocks.length === 0)
+  ) {
+    const code = 'compaction_nothing_to_summarize';
+    report('messages', compactionMessages[code], code);
+  }
+  return {
+    groups,
+    startsWithCompaction,
+    lastRole,
+    lastIsCompactionOnly,
+    lastIndex: messages.length - 1,
+  };
+}
+
+/** The `compaction` parameter: its shape, the parameters it excludes, and a finished last turn. */
+function validateCompactionParameter(
+  request: JsonObject,
+  conversation: Conversation | undefined,
+  compactionBeta: boolean,
+  report: Report,
+): void {
+  const compaction = request.compaction;
+  if (compaction === undefined || compaction === null) return;
+  if (!compactionBeta) {
+    report('compaction', 'Extra inputs are not permitted');
+    return;
+  }
+  if (!isRecord(compaction) || compaction.type !== 'summarize') {
+    report('compaction.type', "Input should be 'summarize'");
+    return;
+  }
+  const instructions = compaction.instructions;
+  if (instructions !== undefined && instructions !== null && typeof instructions !== 'string') {
+    report('compaction.instructions', 'Input should be a valid string');
+  }
+  const toolChoice = isRecord(request.tool_choice) ? request.tool_choice.type : undefined;
+  const excluded = [
+    request.context_management !== undefined && request.context_management !== null
+      ? 'context_management'
+      : undefined,
+    request.stop_sequences !== undefined ? 'stop_sequences' : undefined,
+    request.output_format !== undefined ? 'output_format' : undefined,
+    toolChoice === 'any' || toolChoice === 'tool' ? `tool_choice of type ${toolChoice}` : undefined,
+  ];
+  for (const name of excluded) {
+    if (name !== undefined) {
+      report('compaction', `\`compaction\` cannot be combined with \`${name}\``);
+    }
+  }
+  if (conversation?.lastRole === 'assistant' && !conversation.lastIsCompactionOnly) {
+    const code = 'compaction_incomplete_turn';
+    report(`messages.${conversation.lastIndex}`, compactionMessages[code], code);
+  }
 }
 
 /** Checks one content block; answers whether it is well-formed enough for the message rules. */
@@ -305,16 +458,20 @@ function validateBlock(
   path: string,
   report: Report,
   countCacheControl: CountCacheControl,
+  compactionBeta: boolean,
 ): block is JsonObject {
   if (!isRecord(block)) {
     report(path, 'Input should be a valid dictionary');
     return false;
   }
   const type = block.type;
-  if (typeof type !== 'string' || !(messageBlockTypes as readonly string[]).includes(type)) {
+  const known: readonly string[] = compactionBeta
+    ? [...messageBlockTypes, 'compaction']
+    : messageBlockTypes;
+  if (typeof type !== 'string' || !known.includes(type)) {
     report(
       `${path}.type`,
-      `Input tag '${String(type)}' found using 'type' does not match any of the expected tags: ${messageBlockTypes.map((name) => `'${name}'`).join(', ')}`,
+      `Input tag '${String(type)}' found using 'type' does not match any of the expected tags: ${known.map((name) => `'${name}'`).join(', ')}`,
     );
     return false;
   }
@@ -366,8 +523,30 @@ function validateBlock(
     case 'tool_result':
       validateToolResult(block, path, report, countCacheControl);
       return true;
+    case 'compaction':
+      validateCompactionBlock(block, path, report);
+      return true;
     default:
       return true;
+  }
+}
+
+function validateCompactionBlock(block: JsonObject, path: string, report: Report): void {
+  const optionalString = (field: string) => {
+    const value = block[field];
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      report(`${path}.compaction.${field}`, 'Input should be a valid string');
+    }
+  };
+  optionalString('content');
+  optionalString('encrypted_content');
+  optionalString('signature');
+  if (block.content === '') {
+    report(`${path}.compaction.content`, 'Empty string content is not allowed');
+  }
+  const toolChanges = block.tool_changes;
+  if (toolChanges !== undefined && toolChanges !== null && !Array.isArray(toolChanges)) {
+    report(`${path}.compaction.tool_changes`, 'Input should be a valid list');
   }
 }
 

@@ -5,6 +5,7 @@
  * `RawMessageStreamEvent`); field names stay in the API's snake_case on purpose.
  */
 import { z } from 'zod';
+import type { CompactionBlock, CompactionConfig } from './compaction';
 
 /** A prompt-cache breakpoint marker. */
 export type WireCacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
@@ -36,8 +37,12 @@ export type WireToolResultBlock = {
   cache_control?: WireCacheControl;
 };
 
+/** A compaction block, sent back as returned, first in `messages` (see compaction.ts). */
+export type WireCompactionBlock = CompactionBlock;
+
 /** Any content block chunklog puts in a request message. */
 export type WireContentBlock =
+  | WireCompactionBlock
   | WireTextBlock
   | WireThinkingBlock
   | WireRedactedThinkingBlock
@@ -65,6 +70,8 @@ export type WireRequest = {
   system?: WireTextBlock[];
   tools?: WireTool[];
   thinking?: WireThinkingConfig;
+  /** Set on a compaction request only (needs the `compact-2026-09-04` beta). */
+  compaction?: CompactionConfig;
   messages: WireMessage[];
 };
 
