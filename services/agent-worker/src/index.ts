@@ -1,7 +1,15 @@
-export { builtinTools, calculatorTool, getTimeTool, sleepTool } from './builtin-tools';
-export { evaluateArithmetic } from './evaluate-arithmetic';
 export { createLogger, type Logger, type LogLevel, LogLevelSchema } from './logger';
-export { type MetricsServer, serveWorkerMetrics } from './metrics-server';
+export { type MetricsServer, serveWorkerMetrics } from './metrics/metrics-server';
+export {
+  createWorkerMetrics,
+  type ModelStepOutcome,
+  type ToolCallOutcome,
+  type WorkerMetrics,
+} from './metrics/worker-metrics';
+export { buildStepRequest } from './request/step-request';
+export { createTaskTool, type SubagentRunner } from './subagents/task-tool';
+export { builtinTools, calculatorTool, getTimeTool, sleepTool } from './tools/builtin-tools';
+export { evaluateArithmetic } from './tools/evaluate-arithmetic';
 export {
   createRemoteToolDirectory,
   serveRemoteTool,
@@ -14,18 +22,7 @@ export {
   type ToolCallRequest,
   ToolCallRequestSchema,
   toolCallSubject,
-} from './remote-tools';
-export {
-  defaultRetryPolicy,
-  errorStatus,
-  isRetryable,
-  type RetryPolicy,
-  retryAfterMs,
-  retryDelay,
-} from './retry-policy';
-export { buildStepRequest } from './step-request';
-export { planTakeover, resumePoint } from './takeover';
-export { createTaskTool, type SubagentRunner } from './task-tool';
+} from './tools/remote-tools';
 export {
   createToolRegistry,
   defineTool,
@@ -33,12 +30,15 @@ export {
   type ToolDefinition,
   type ToolOutcome,
   type ToolRegistry,
-} from './tool-registry';
-export { unansweredToolCalls } from './turn-runner';
-export { createWorker, type Worker, type WorkerDependencies } from './worker';
+} from './tools/tool-registry';
 export {
-  createWorkerMetrics,
-  type ModelStepOutcome,
-  type ToolCallOutcome,
-  type WorkerMetrics,
-} from './worker-metrics';
+  defaultRetryPolicy,
+  errorStatus,
+  isRetryable,
+  type RetryPolicy,
+  retryAfterMs,
+  retryDelay,
+} from './turn/retry-policy';
+export { planTakeover, resumePoint } from './turn/takeover';
+export { unansweredToolCalls } from './turn/turn-runner';
+export { createWorker, type Worker, type WorkerDependencies } from './worker';

@@ -8,11 +8,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createNatsBus } from '@chunklog/bus';
 import { describeError } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
+import { modelClientOptions, parseWorkerConfig } from './config/worker-config';
 import { createLogger } from './logger';
-import { serveWorkerMetrics } from './metrics-server';
+import { serveWorkerMetrics } from './metrics/metrics-server';
+import { createWorkerMetrics } from './metrics/worker-metrics';
 import { createWorker } from './worker';
-import { modelClientOptions, parseWorkerConfig } from './worker-config';
-import { createWorkerMetrics } from './worker-metrics';
 
 const config = (() => {
   try {

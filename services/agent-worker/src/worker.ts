@@ -17,18 +17,22 @@ import {
   type TabConfig,
 } from '@chunklog/chunk-core';
 import type { AcquireLeaseResult, ChunkStore, InboxMessage } from '@chunklog/store';
-import { builtinTools } from './builtin-tools';
-import { CancelWatch } from './cancel-watch';
+import { CancelWatch } from './holding/cancel-watch';
+import { LeaseLostError, TabSession } from './holding/tab-session';
 import type { Logger } from './logger';
-import { createRemoteToolDirectory } from './remote-tools';
-import { defaultRetryPolicy, type RetryPolicy } from './retry-policy';
-import { buildStepRequest, type StepRequestInput, stepRequestOptions } from './step-request';
-import { LeaseLostError, TabSession } from './tab-session';
-import { planTakeover } from './takeover';
-import { createTaskTool, type SubagentRunner } from './task-tool';
-import { createToolRegistry, type ToolDefinition } from './tool-registry';
-import { runTurn, type TurnDependencies, type TurnOutcome } from './turn-runner';
-import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
+import {
+  buildStepRequest,
+  type StepRequestInput,
+  stepRequestOptions,
+} from './request/step-request';
+import { createTaskTool, type SubagentRunner } from './subagents/task-tool';
+import { builtinTools } from './tools/builtin-tools';
+import { createRemoteToolDirectory } from './tools/remote-tools';
+import { createToolRegistry, type ToolDefinition } from './tools/tool-registry';
+import { defaultRetryPolicy, type RetryPolicy } from './turn/retry-policy';
+import { planTakeover } from './turn/takeover';
+import { runTurn, type TurnDependencies, type TurnOutcome } from './turn/turn-runner';
 
 /** Raised when a fenced append fails although this worker still holds the lease. */
 class StaleWriterError extends Error {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Chunk, type ChunkBody, validateRequest } from '@chunklog/chunk-core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildStepRequest } from './step-request';
+import { buildStepRequest } from '../request/step-request';
 import { planTakeover, resumePoint } from './takeover';
 
 const tabId = randomUUID();

@@ -10,8 +10,8 @@ import {
   type OpenBlockSnapshot,
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
-import type { Logger } from './logger';
-import { secondsSince, type WorkerMetrics } from './worker-metrics';
+import type { Logger } from '../logger';
+import { secondsSince, type WorkerMetrics } from '../metrics/worker-metrics';
 
 /** A chunk as the worker hands it to the store: the store adds tabId, seq and createdAt. */
 export type ChunkToAppend = ChunkBody & { id: string; turnId: string; step: number };

@@ -9,8 +9,8 @@ import {
   type ToolCallData,
   type Usage,
 } from '@chunklog/chunk-core';
-import type { TabSession } from './tab-session';
-import { type ModelStepOutcome, secondsSince, type WorkerMetrics } from './worker-metrics';
+import type { TabSession } from '../holding/tab-session';
+import { type ModelStepOutcome, secondsSince, type WorkerMetrics } from '../metrics/worker-metrics';
 
 /** A tool call the model made in this step; `invalidInput` when its input was not a JSON object. */
 export type StepToolCall = ToolCallData & { invalidInput?: string };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from './tool-registry';
+import { defineTool } from '../tools/tool-registry';
 
 /** Runs one subagent turn in a child tab of `parentTabId` and returns its final answer. */
 export type SubagentRunner = (input: {

@@ -1,6 +1,6 @@
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 
 /**
  * The worker stores intake items concurrently, so a message sent second can reach the inbox

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
 import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 
 let harness: Harness | null;
 beforeAll(async () => {

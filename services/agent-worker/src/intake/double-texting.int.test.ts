@@ -6,7 +6,7 @@ import {
   snapshotSubject,
 } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 
 let harness: Harness | null;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseExposition } from '../testing/parse-exposition';
 import { type MetricsServer, serveWorkerMetrics } from './metrics-server';
-import { parseExposition } from './parse-exposition';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics';
 
 let metrics: WorkerMetrics;

@@ -9,10 +9,10 @@ import {
 } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { serveRemoteTool } from './remote-tools';
-import { defineTool, type ToolDefinition } from './tool-registry';
-import type { Worker } from './worker';
-import { createHarness, type Harness } from './worker-test-harness';
+import { createHarness, type Harness } from '../testing/harness';
+import { serveRemoteTool } from '../tools/remote-tools';
+import { defineTool, type ToolDefinition } from '../tools/tool-registry';
+import type { Worker } from '../worker';
 
 let harness: Harness | null;
 let workers: Worker[] = [];

@@ -1,10 +1,10 @@
 import { createNatsBus } from '@chunklog/bus';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import type { Worker } from '../worker';
 import { serveRemoteTool } from './remote-tools';
 import { defineTool, type ToolDefinition } from './tool-registry';
-import type { Worker } from './worker';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
 
 let harness: Harness | null;
 let worker: Worker | undefined;

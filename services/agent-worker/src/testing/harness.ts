@@ -28,8 +28,8 @@ import {
   testPostgresUrl,
   testSubjectPrefix,
 } from '@chunklog/test-infra';
-import { createLogger } from './logger';
-import { createWorker, type Worker, type WorkerDependencies } from './worker';
+import { createLogger } from '../logger';
+import { createWorker, type Worker, type WorkerDependencies } from '../worker';
 
 export interface Harness {
   store: ChunkStore;
@@ -189,7 +189,7 @@ export function assertGapFree(log: readonly Chunk[]): void {
   }
 }
 
-const repositoryRoot = fileURLToPath(new URL('../../..', import.meta.url));
+const repositoryRoot = fileURLToPath(new URL('../../../..', import.meta.url));
 
 /**
  * The real worker entry (`npm run start:worker`) as a child process on the harness's database,

@@ -1,6 +1,6 @@
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './worker-test-harness';
+import { createHarness, type Harness } from '../testing/harness';
 
 /**
  * A cancel that lands after the model's whole answer has arrived, while the worker is still

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseExposition } from './parse-exposition';
-import { createHarness, type Harness, startWorkerProcess } from './worker-test-harness';
+import { createHarness, type Harness, startWorkerProcess } from './testing/harness';
+import { parseExposition } from './testing/parse-exposition';
 
 let harness: Harness | null;
 let child: ChildProcess | undefined;

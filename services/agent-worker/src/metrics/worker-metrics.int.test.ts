@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { LiveEvent } from '@chunklog/chunk-core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseExposition } from './parse-exposition';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { parseExposition } from '../testing/parse-exposition';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
 
 /** Long enough to be cacheable (the simulator's minimum is 1024 tokens): cache figures move. */
 const longSystem = `You are a careful assistant. ${'Always check arithmetic with the calculator tool. '.repeat(160)}`;

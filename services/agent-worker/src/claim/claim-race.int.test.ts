@@ -1,6 +1,6 @@
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './worker-test-harness';
+import { createHarness, type Harness } from '../testing/harness';
 
 /**
  * A worker claiming a tab reads it first, and passes the running turn's id to the lease so a

@@ -1,6 +1,6 @@
 import type { Chunk, LiveEvent, Usage } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 
 /** A system prompt long enough to be cacheable (the simulator's minimum is 1024 tokens). */
 const longSystem = `You are a careful assistant. ${'Always check arithmetic with the calculator tool. '.repeat(160)}`;

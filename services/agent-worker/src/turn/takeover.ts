@@ -1,5 +1,5 @@
 import type { Chunk } from '@chunklog/chunk-core';
-import type { ChunkToAppend } from './tab-session';
+import type { ChunkToAppend } from '../holding/tab-session';
 import { unansweredToolCalls } from './turn-runner';
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { cancelSubject } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 
 /** A tab whose log loads only when the test says so. */
 interface LoadGate {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Chunk } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinTools } from './builtin-tools';
-import { defineTool, type ToolDefinition } from './tool-registry';
-import type { Worker } from './worker';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { builtinTools } from '../tools/builtin-tools';
+import { defineTool, type ToolDefinition } from '../tools/tool-registry';
+import type { Worker } from '../worker';
 
 let harness: Harness | null;
 let worker: Worker | null = null;

@@ -10,14 +10,14 @@ import {
   type Usage,
 } from '@chunklog/chunk-core';
 import type { ChunkStore, InboxMessage } from '@chunklog/store';
-import type { CancelWatch } from './cancel-watch';
-import type { Logger } from './logger';
+import type { CancelWatch } from '../holding/cancel-watch';
+import { type ChunkToAppend, LeaseLostError, type TabSession } from '../holding/tab-session';
+import type { Logger } from '../logger';
+import { secondsSince, type ToolCallOutcome, type WorkerMetrics } from '../metrics/worker-metrics';
+import { buildStepRequest } from '../request/step-request';
+import type { ToolRegistry } from '../tools/tool-registry';
 import { errorStatus, type RetryPolicy, retryDelay } from './retry-policy';
-import { buildStepRequest } from './step-request';
 import { type StepToolCall, streamStep } from './stream-step';
-import { type ChunkToAppend, LeaseLostError, type TabSession } from './tab-session';
-import type { ToolRegistry } from './tool-registry';
-import { secondsSince, type ToolCallOutcome, type WorkerMetrics } from './worker-metrics';
 
 /** What a turn needs besides the tab it runs on. */
 export interface TurnDependencies {

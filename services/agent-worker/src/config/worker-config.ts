@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LogLevelSchema } from './logger';
+import { LogLevelSchema } from '../logger';
 
 /** The worker's environment (DESIGN section 11), parsed once at start-up. */
 export const WorkerConfigSchema = z.object({

@@ -1,12 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { LiveEvent } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertGapFree,
-  createHarness,
-  type Harness,
-  startWorkerProcess,
-} from './worker-test-harness';
+import { assertGapFree, createHarness, type Harness, startWorkerProcess } from '../testing/harness';
 
 const leaseMs = 1500;
 let harness: Harness | null;

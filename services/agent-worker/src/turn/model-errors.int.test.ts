@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { validateRequest } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildStepRequest } from './step-request';
-import { assertGapFree, createHarness, type Harness } from './worker-test-harness';
+import { buildStepRequest } from '../request/step-request';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 
 let harness: Harness | null;
 beforeAll(async () => {

@@ -1,0 +1,8 @@
+export {
+  assertGapFree,
+  createHarness,
+  fastRetry,
+  type Harness,
+  startWorkerProcess,
+} from './harness';
+export { parseExposition } from './parse-exposition';
