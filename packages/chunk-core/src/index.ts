@@ -25,6 +25,14 @@ export {
   type ToolResultData,
 } from './chunk';
 export {
+  type ChunkDraft,
+  type ChunkPlace,
+  errorChunk,
+  systemNoticeChunk,
+  toolResultChunk,
+  userTextChunk,
+} from './chunk-drafts';
+export {
   ChunkWindow,
   type ChunkWindowOptions,
   type OpenChunk,
@@ -94,6 +102,7 @@ export {
   UsageSchema,
 } from './events';
 export { fitChunkForWire } from './fit-chunk-for-wire';
+export { lastStepText, type ToolCallChunk, unansweredToolCalls } from './log-queries';
 export { buildMessages, type FoldOptions, MessageFold } from './message-fold';
 export {
   initialStreamState,
