@@ -17,7 +17,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import {
   buildStepRequest,
   builtinTools,
-  createLogger,
   createWorker,
   defineTool,
   type ToolDefinition,
@@ -32,6 +31,7 @@ import {
 } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import { createTestDatabase, testPostgresUrl } from '@chunklog/test-infra';
+import { pino } from 'pino';
 import { z } from 'zod';
 
 const steps = 20;
@@ -80,7 +80,7 @@ async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Ant
     leaseMs: 10_000,
     maxSteps: steps + 5,
     model: 'claude-sonnet-4-6',
-    logger: createLogger('warn'),
+    logger: pino({ level: 'warn' }),
     tools: [...builtinTools(), lookupTool],
   });
   try {

@@ -19,7 +19,7 @@ async function startChildWorker(h: Harness): Promise<{ worker: ChildProcess; met
   const { worker, readyLine } = await startWorkerProcess(
     h,
     { WORKER_ID: 'metrics-child', METRICS_PORT: '0' },
-    /"message":"metrics served"/,
+    /"msg":"metrics served"/,
   );
   child = worker;
   return { worker, metricsUrl: (JSON.parse(readyLine) as { url: string }).url };

@@ -1,5 +1,5 @@
 /**
- * `npm run start:worker`: one agent worker process (services mode, DESIGN section 10).
+ * `npm run start:worker`: one agent worker process (services mode).
  * Reads the environment, wires Postgres, NATS and the Anthropic client, and shuts down
  * gracefully on SIGINT/SIGTERM (running turns get a few seconds, then a takeover).
  */
@@ -8,8 +8,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createNatsBus } from '@chunklog/bus';
 import { describeError } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
+import { pino } from 'pino';
 import { modelClientOptions, parseWorkerConfig } from './config/worker-config';
-import { createLogger } from './logger';
 import { serveWorkerMetrics } from './metrics/metrics-server';
 import { createWorkerMetrics } from './metrics/worker-metrics';
 import { createWorker } from './worker';
@@ -23,7 +23,7 @@ const config = (() => {
   }
 })();
 const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
-const logger = createLogger(config.LOG_LEVEL, { service: 'agent-worker', workerId });
+const logger = pino({ level: config.LOG_LEVEL, base: { service: 'agent-worker' } });
 
 /** A start-up step that failed ends the process with one line naming what it needed. */
 async function startStep<T>(what: string, step: () => Promise<T>): Promise<T> {
@@ -71,14 +71,14 @@ const metricsServer =
         host: config.METRICS_HOST,
         port: config.METRICS_PORT,
       });
-if (metricsServer) logger.info('metrics served', { url: `${metricsServer.url}/metrics` });
-logger.info('agent worker ready', { model: config.MODEL, leaseMs: config.LEASE_MS });
+if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, 'metrics served');
+logger.info({ workerId, model: config.MODEL, leaseMs: config.LEASE_MS }, 'agent worker ready');
 
 let shuttingDown = false;
 async function shutdown(signal: string): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
-  logger.info('shutting down', { signal });
+  logger.info({ signal }, 'shutting down');
   try {
     await worker.stop();
     await metricsServer?.close();
@@ -86,7 +86,7 @@ async function shutdown(signal: string): Promise<void> {
     await store.close();
     process.exit(0);
   } catch (error) {
-    logger.error('shutdown failed', { error });
+    logger.error({ err: error }, 'shutdown failed');
     process.exit(1);
   }
 }

@@ -2,11 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import {
-  createWorker,
-  createWorkerMetrics,
-  type Logger as WorkerLogger,
-} from '@chunklog/agent-worker';
+import { createWorker, createWorkerMetrics } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
@@ -97,7 +93,7 @@ export async function startAllInOne(
       maxSteps: config.MAX_STEPS,
       maxTokens: config.MAX_TOKENS,
       model: config.MODEL,
-      logger: messageFirstLogger(logger.child({ service: 'agent-worker' })),
+      logger: logger.child({ service: 'agent-worker' }),
       metrics,
     });
     await worker.start();
@@ -129,18 +125,4 @@ export async function startAllInOne(
     await close();
     throw error;
   }
-}
-
-/**
- * The worker's deps take a logger called message first (`info(message, fields)`); this one
- * writes through pino, its `error` field as pino's `err` (stack and causes included).
- */
-function messageFirstLogger(logger: Logger): WorkerLogger {
-  const write =
-    (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (message: string, fields: Record<string, unknown> = {}) => {
-      const { error, ...rest } = fields;
-      logger[level](error === undefined ? rest : { ...rest, err: error }, message);
-    };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }

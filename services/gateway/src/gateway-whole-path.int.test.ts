@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { createLogger, createWorker, type Worker } from '@chunklog/agent-worker';
+import { createWorker, type Worker } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { type Chunk, validateRequest } from '@chunklog/chunk-core';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { openEventSource, openWebSocket, type ReceivedEvent } from './testing/stream-clients';
@@ -31,7 +32,7 @@ describe.each(backends)('the whole path with the real worker and simulator on $n
       leaseMs: 5_000,
       maxSteps: 5,
       model: 'claude-sonnet-4-6',
-      logger: createLogger('silent'),
+      logger: pino({ level: 'silent' }),
     });
     await worker.start();
   });

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { LogLevelSchema } from '../logger';
 
-/** The worker's environment (DESIGN section 11), parsed once at start-up. */
+/** pino's levels. */
+const LogLevelSchema = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
+
+/** The worker's environment, parsed once at start-up. */
 export const WorkerConfigSchema = z.object({
   DATABASE_URL: z.url({ error: 'DATABASE_URL is required: a postgres:// URL' }),
   NATS_URL: z.string({ error: 'NATS_URL is required, e.g. nats://127.0.0.1:4222' }).min(1),

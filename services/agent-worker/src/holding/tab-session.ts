@@ -1,7 +1,7 @@
 import type { Bus } from '@chunklog/bus';
 import {
   type Chunk,
-  type ChunkBody,
+  type ChunkDraft,
   ConflictError,
   type LiveEvent,
   liveEventSubject,
@@ -10,11 +10,8 @@ import {
   type OpenBlockSnapshot,
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
-import type { Logger } from '../logger';
+import type { Logger } from 'pino';
 import { secondsSince, type WorkerMetrics } from '../metrics/worker-metrics';
-
-/** A chunk as the worker hands it to the store: the store adds tabId, seq and createdAt. */
-export type ChunkToAppend = ChunkBody & { id: string; turnId: string; step: number };
 
 /** The block being streamed: it lives only in memory until it seals (write-on-seal). */
 export interface OpenBlock {
@@ -68,7 +65,7 @@ export class TabSession {
   }
 
   /** Appends chunks (one transaction, contiguous seqs) and publishes their seals after commit. */
-  append(bodies: ChunkToAppend[]): Promise<Chunk[]> {
+  append(bodies: readonly ChunkDraft[]): Promise<Chunk[]> {
     const run = async (): Promise<Chunk[]> => {
       if (this.lost) throw new LeaseLostError(this.tabId);
       const chunks: NewChunk[] = bodies.map((body) => ({ ...body, tabId: this.tabId }) as NewChunk);
@@ -97,7 +94,7 @@ export class TabSession {
       }
       // Only new rows: an id already stored comes back from the idempotent append unchanged.
       this.metrics?.chunksAppended.inc(added);
-      // Seals go out only now, after the commit (DESIGN section 5).
+      // Seals go out only now, after the commit (docs/architecture.md, "Live events").
       for (const chunk of stored) {
         await this.publish({ event: 'chunk-seal', data: { tabId: this.tabId, chunk } });
       }
@@ -116,7 +113,10 @@ export class TabSession {
   markLost(cause?: unknown): void {
     if (this.lost) return;
     this.lost = true;
-    this.logger.warn('lost the tab lease; stopping', { tabId: this.tabId, cause });
+    this.logger.warn(
+      { tabId: this.tabId, ...(cause instanceof Error ? { err: cause } : { reason: cause }) },
+      'lost the tab lease; stopping',
+    );
     this.lifetime.abort(new LeaseLostError(this.tabId, { cause }));
   }
 
@@ -125,11 +125,10 @@ export class TabSession {
     try {
       await this.bus.publish(liveEventSubject(this.tabId, event.event), event.data);
     } catch (error) {
-      this.logger.warn('live event not published', {
-        tabId: this.tabId,
-        event: event.event,
-        error,
-      });
+      this.logger.warn(
+        { err: error, tabId: this.tabId, event: event.event },
+        'live event not published',
+      );
     }
   }
 

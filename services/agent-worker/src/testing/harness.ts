@@ -2,7 +2,7 @@
  * Test wiring shared by the worker's suites: a real store (Postgres, or PGlite), a real bus
  * (NATS with its own subject prefix, or the in-process bus), the Anthropic simulator behind
  * the real SDK, a stand-in for the gateway's enqueue, and a recorder of live events.
- * Not a test itself; imported only by *.test.ts files and the benchmark.
+ * Not a test itself; exported as `@chunklog/agent-worker/testing` for tests only.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +28,7 @@ import {
   testPostgresUrl,
   testSubjectPrefix,
 } from '@chunklog/test-infra';
-import { createLogger } from '../logger';
+import { pino } from 'pino';
 import { createWorker, type Worker, type WorkerDependencies } from '../worker';
 
 export interface Harness {
@@ -137,7 +137,7 @@ export async function createHarness(bus: 'nats' | 'memory' = 'nats'): Promise<Ha
         leaseMs: 2_000,
         maxSteps: 10,
         model: 'claude-sonnet-4-6',
-        logger: createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent'),
+        logger: pino({ level: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' }),
         retry: fastRetry,
         sweepMs: 200,
         stopTimeoutMs: 2_000,
@@ -193,7 +193,7 @@ const repositoryRoot = fileURLToPath(new URL('../../../..', import.meta.url));
 
 /**
  * The real worker entry (`npm run start:worker`) as a child process on the harness's database,
- * NATS prefix and simulator; resolves with the first log line matching `ready`.
+ * NATS prefix and simulator; resolves with the first output line matching `ready`.
  */
 export function startWorkerProcess(
   h: Harness,
@@ -211,7 +211,7 @@ export function startWorkerProcess(
       LOG_LEVEL: 'info',
       ...environment,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -219,14 +219,17 @@ export function startWorkerProcess(
       () => reject(new Error(`worker process not ready:\n${output}`)),
       30_000,
     );
-    worker.stderr!.on('data', (data: Buffer) => {
+    const read = (data: Buffer) => {
       output += data.toString();
       const line = output.split('\n').find((candidate) => ready.test(candidate));
       if (line !== undefined) {
         clearTimeout(timer);
         resolve({ worker, readyLine: line });
       }
-    });
+    };
+    // Log lines go to stdout, start-up failures to stderr.
+    worker.stdout!.on('data', read);
+    worker.stderr!.on('data', read);
     worker.once('exit', (code) =>
       reject(new Error(`worker process exited with ${code}:\n${output}`)),
     );

@@ -1,16 +1,12 @@
-import type { Chunk } from '@chunklog/chunk-core';
-import type { ChunkToAppend } from '../holding/tab-session';
-import { unansweredToolCalls } from './turn-runner';
+import { type Chunk, type ChunkDraft, systemNoticeChunk } from '@chunklog/chunk-core';
+import { planUnansweredResults } from './plan';
 
 /**
  * Where a turn left by a dead worker can go on: the step to run next when the model still owes
  * an answer (the turn's last content is a user message or a tool result), or null when its last
  * content is the model's own output, which may or may not have been its final word.
  */
-export function resumePoint(
-  log: readonly (Chunk | ChunkToAppend)[],
-  turnId: string,
-): number | null {
+export function resumePoint(log: readonly ChunkDraft[], turnId: string): number | null {
   const content = log.filter(
     (chunk) => chunk.turnId === turnId && chunk.type !== 'system' && chunk.type !== 'error',
   );
@@ -23,10 +19,10 @@ export function resumePoint(
 }
 
 /**
- * What a worker appends when it takes over a turn whose worker died (DESIGN section 8): an
- * error result for every tool call left unanswered (so the log builds a valid request again)
- * and a `system` chunk saying what happened; and the step to resume at, or null when the turn
- * ends here with reason `error`.
+ * What a worker appends when it takes over a turn whose worker died
+ * (docs/architecture.md, "Turns, leases and takeover"): an error result for every tool call
+ * left unanswered (so the log builds a valid request again) and a `system` chunk saying what
+ * happened; and the step to resume at, or null when the turn ends here with reason `error`.
  */
 export function planTakeover(input: {
   log: readonly Chunk[];
@@ -34,45 +30,25 @@ export function planTakeover(input: {
   previousOwner: string;
   workerId: string;
   newId: () => string;
-}): { append: ChunkToAppend[]; resumeStep: number | null } {
+}): { append: ChunkDraft[]; resumeStep: number | null } {
   const { log, turnId, newId } = input;
-  const calls = unansweredToolCalls(log, turnId);
-  const append: ChunkToAppend[] = calls.flatMap((call) =>
-    call.type === 'tool_call'
-      ? [
-          {
-            id: newId(),
-            turnId,
-            step: call.step,
-            role: 'tool' as const,
-            type: 'tool_result' as const,
-            data: {
-              callId: call.data.callId,
-              name: call.data.name,
-              result: 'The worker running this tool stopped before it finished.',
-              isError: true,
-            },
-          },
-        ]
-      : [],
+  const append = planUnansweredResults(
+    log,
+    turnId,
+    'The worker running this tool stopped before it finished.',
+    newId,
   );
+  const answered = append.length;
   const resumeStep = resumePoint([...log, ...append], turnId);
   const turnSteps = log.filter((chunk) => chunk.turnId === turnId).map((chunk) => chunk.step);
-  append.push({
-    id: newId(),
-    turnId,
-    step: Math.max(0, ...turnSteps),
-    role: 'system',
-    type: 'system',
-    data: {
-      kind: 'takeover',
-      text:
-        `Worker ${input.previousOwner} stopped mid-turn; worker ${input.workerId} took the tab over` +
-        (calls.length > 0
-          ? ` and answered ${calls.length} unfinished tool call(s) with errors`
-          : '') +
+  append.push(
+    systemNoticeChunk(
+      { id: newId(), turnId, step: Math.max(0, ...turnSteps) },
+      'takeover',
+      `Worker ${input.previousOwner} stopped mid-turn; worker ${input.workerId} took the tab over` +
+        (answered > 0 ? ` and answered ${answered} unfinished tool call(s) with errors` : '') +
         (resumeStep !== null ? ', continuing the turn.' : '; the turn ends here.'),
-    },
-  });
+    ),
+  );
   return { append, resumeStep };
 }

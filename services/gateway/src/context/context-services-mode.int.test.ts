@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  createLogger,
   createWorker,
   defineTool,
   serveRemoteTool,
@@ -25,6 +24,7 @@ import {
   testPostgresUrl,
   testSubjectPrefix,
 } from '@chunklog/test-infra';
+import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -159,7 +159,7 @@ describe.skipIf(!postgresUrl || !natsUrl)('GET /v1/tabs/:tabId/context in servic
       leaseMs: 5_000,
       maxSteps: 5,
       model: WORKER_MODEL,
-      logger: createLogger('silent'),
+      logger: pino({ level: 'silent' }),
       // A failed run leaves step 1 streaming: stop() should not wait long for it.
       stopTimeoutMs: 2_000,
     });

@@ -1,0 +1,172 @@
+import { emptyUsage, NotFoundError } from '@chunklog/chunk-core';
+import type { AcquireLeaseResult, ChunkStore } from '@chunklog/store';
+import type { Logger } from 'pino';
+import type { CancelWatch } from '../holding/cancel-watch';
+import { StaleWriterError, type TabHolder } from '../holding/hold-tab';
+import type { TabSession } from '../holding/tab-session';
+import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { pickOpener } from '../turn/plan';
+import { planTakeover } from '../turn/takeover';
+import type { TurnDependencies, TurnOutcome } from '../turn/turn';
+import { runTurn } from '../turn/turn-runner';
+
+export interface Claimer {
+  /** Tries to take a tab's lease and run it; a tab another worker holds is left to that one. */
+  claim(tabId: string): Promise<void>;
+  /** Resolves once every run launched so far has ended. */
+  settled(): Promise<void>;
+}
+
+/**
+ * Claiming tabs: takes a tab's turn lease and runs what it holds: a turn left by a worker that
+ * died (continued from the log), else the next waiting message's turn. Looks at the inbox again
+ * after each run, for a message that arrived as the turn ended.
+ */
+export function createClaimer(deps: {
+  store: ChunkStore;
+  logger: Logger;
+  metrics: WorkerMetrics;
+  holder: TabHolder;
+  workerId: string;
+  leaseMs: number;
+  ids: () => string;
+  turnDependencies: TurnDependencies;
+  stopping: () => boolean;
+}): Claimer {
+  const { store, logger, metrics, holder, workerId, leaseMs, ids } = deps;
+  /** Tabs being claimed or held by this worker, from before the lease call until the run ends. */
+  const claimed = new Set<string>();
+  const running = new Set<Promise<void>>();
+
+  async function claim(tabId: string): Promise<void> {
+    // Checked and marked synchronously: the store treats a second acquire by the same owner for
+    // the same turn as a renewal, so two claims racing in one worker would both "win".
+    if (deps.stopping() || claimed.has(tabId)) {
+      logger.debug({ tabId }, 'claim skipped: tab busy here');
+      return;
+    }
+    claimed.add(tabId);
+    let launched = false;
+    try {
+      const tab = await store.getTab(tabId);
+      // Passing the running turn's id lets a takeover keep it as the tab's active turn.
+      const runningTurnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : null;
+      let turnId = runningTurnId ?? ids();
+      let lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+      if (lease.acquired && runningTurnId !== null && !lease.takenOver) {
+        // The turn read above ended before the acquire, so this lease starts a fresh turn on an
+        // idle tab, which must not reuse the finished turn's id (clients would see that id start
+        // and finish twice). Give the lease back and take it under a new id.
+        await store.releaseLease(tabId, { owner: workerId, usage: emptyUsage() });
+        turnId = ids();
+        lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+      }
+      if (!lease.acquired) {
+        // Nothing to hand over: the holder drains interrupts at every step and looks at the
+        // inbox again after releasing the lease, and the sweep finds idle tabs with messages.
+        logger.debug({ tabId }, 'tab held elsewhere');
+        return;
+      }
+      logger.debug({ tabId, turnId, takenOver: lease.takenOver }, 'lease acquired');
+      if (lease.takenOver) metrics.takeovers.inc();
+      const run = runLeased(tabId, lease, turnId);
+      launched = true;
+      running.add(run);
+      void run.finally(() => running.delete(run));
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) logger.warn({ err: error, tabId }, 'claim failed');
+    } finally {
+      if (!launched) claimed.delete(tabId);
+    }
+  }
+
+  async function runLeased(tabId: string, lease: AcquireLeaseResult, turnId: string) {
+    let takenOver = lease.takenOver;
+    const activeTurnId = takenOver?.turnId ?? turnId;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await holder.hold(tabId, activeTurnId, (session, cancel) =>
+            runHeld(session, cancel, lease, activeTurnId, takenOver),
+          );
+          break;
+        } catch (error) {
+          if (!(error instanceof StaleWriterError) || attempt >= 3) throw error;
+          logger.warn({ tabId }, 'a stale writer appended to a tab this worker holds; repairing');
+          takenOver = { turnId: activeTurnId, owner: 'a stale writer' };
+        }
+      }
+    } catch (error) {
+      logger.error({ err: error, tabId }, 'tab run failed');
+    } finally {
+      claimed.delete(tabId);
+    }
+    // A message that arrived as the turn ended found the tab still held: look again.
+    if (deps.stopping()) return;
+    try {
+      const waiting = await store.inboxList(tabId);
+      if (waiting.length > 0) await claim(tabId);
+    } catch (error) {
+      logger.warn({ err: error, tabId }, 'inbox check failed; the sweep will retry');
+    }
+  }
+
+  /** What a held tab runs: the turn taken over, else the turn of the oldest waiting message. */
+  async function runHeld(
+    session: TabSession,
+    cancel: CancelWatch,
+    lease: AcquireLeaseResult,
+    turnId: string,
+    takenOver: AcquireLeaseResult['takenOver'],
+  ): Promise<TurnOutcome | null> {
+    const tabId = session.tabId;
+    if (takenOver && session.log.some((chunk) => chunk.turnId === takenOver.turnId)) {
+      logger.info({ tabId, turnId, from: takenOver.owner }, 'taking over a turn');
+      // The generation the dead holder recorded, so a cancel sent since still applies; when
+      // none was recorded (a turn begun before cancel generations existed), the current one.
+      const recorded = (await store.getLease(tabId))?.cancelGeneration ?? null;
+      await holder.beginTurn(tabId, cancel, recorded ?? (await store.cancelGeneration(tabId)));
+      return takeOver(session, cancel, lease, turnId, takenOver.owner);
+    }
+    const opener = pickOpener(await store.inboxList(tabId));
+    if (!opener) return null;
+    // Recorded before the opener's chunk is written, so a takeover always finds it.
+    await holder.beginTurn(tabId, cancel, opener.cancelGeneration);
+    return runTurn({
+      deps: deps.turnDependencies,
+      session,
+      config: lease.tab.config,
+      turnId,
+      start: { kind: 'message', message: opener },
+      cancel,
+    });
+  }
+
+  /** After another worker died mid-turn: answer its open calls, say so, and go on if possible. */
+  async function takeOver(
+    session: TabSession,
+    cancel: CancelWatch,
+    lease: AcquireLeaseResult,
+    turnId: string,
+    previousOwner: string,
+  ): Promise<TurnOutcome | null> {
+    const plan = planTakeover({ log: session.log, turnId, previousOwner, workerId, newId: ids });
+    await session.append(plan.append);
+    if (plan.resumeStep === null) return { reason: 'error', usage: emptyUsage() };
+    return runTurn({
+      deps: deps.turnDependencies,
+      session,
+      config: lease.tab.config,
+      turnId,
+      start: { kind: 'resume', step: plan.resumeStep },
+      cancel,
+    });
+  }
+
+  return {
+    claim,
+    async settled() {
+      await Promise.allSettled([...running]);
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import type { Bus, Subscription } from '@chunklog/bus';
+import {
+  CancelCommandSchema,
+  cancelSubject,
+  emptyUsage,
+  snapshotSubject,
+} from '@chunklog/chunk-core';
+import type { ChunkStore } from '@chunklog/store';
+import type { Logger } from 'pino';
+import type { WorkerMetrics } from '../metrics/worker-metrics';
+import type { TurnOutcome } from '../turn/turn';
+import { CancelWatch } from './cancel-watch';
+import { LeaseLostError, TabSession } from './tab-session';
+
+/** Raised when a fenced append fails although this worker still holds the lease. */
+export class StaleWriterError extends Error {
+  constructor(tabId: string) {
+    super(`Another writer appended to tab ${tabId} while this worker held it`);
+    this.name = 'StaleWriterError';
+  }
+}
+
+/** What runs while a tab is held; null when there was no turn to run. */
+export type HeldTurn = (session: TabSession, cancel: CancelWatch) => Promise<TurnOutcome | null>;
+
+export interface TabHolder {
+  /**
+   * Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel; then
+   * releases the lease and publishes turn-done. Called right after the lease is acquired:
+   * renewal starts before the log loads, so a long log never lets the lease lapse into a
+   * takeover. Returns null when another worker took the tab; throws StaleWriterError when a
+   * stale writer appended while the lease is still ours (the caller re-reads and repairs).
+   */
+  hold(
+    tabId: string,
+    turnId: string,
+    body: HeldTurn,
+    parentSignal?: AbortSignal,
+  ): Promise<TurnOutcome | null>;
+  /**
+   * Fixes the cancel generation the turn runs under, in the store first (a worker taking the
+   * turn over reads it there) and then for this worker's cancel checks.
+   */
+  beginTurn(tabId: string, cancel: CancelWatch, cancelGeneration: number): Promise<void>;
+  /** The tabs held right now, by id. */
+  readonly sessions: ReadonlyMap<string, TabSession>;
+}
+
+export function createTabHolder(deps: {
+  store: ChunkStore;
+  bus: Bus;
+  logger: Logger;
+  metrics: WorkerMetrics;
+  workerId: string;
+  leaseMs: number;
+  /** True once the worker is stopping: a lost lease is then not looked up again. */
+  stopping: () => boolean;
+}): TabHolder {
+  const { store, bus, logger, metrics, workerId, leaseMs } = deps;
+  const sessions = new Map<string, TabSession>();
+
+  async function hold(
+    tabId: string,
+    turnId: string,
+    body: HeldTurn,
+    parentSignal?: AbortSignal,
+  ): Promise<TurnOutcome | null> {
+    const cancel = new CancelWatch();
+    const abortTurn = () => cancel.abort();
+    let session: TabSession | null = null;
+    let lostWhileLoading = false;
+    const renewer = setInterval(
+      () => {
+        store.renewLease(tabId, { owner: workerId, leaseMs }).then(
+          (renewed) => {
+            if (renewed) return;
+            if (session) session.markLost();
+            else lostWhileLoading = true;
+          },
+          (error) => logger.warn({ err: error, tabId }, 'lease renewal failed; retrying'),
+        );
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
+    const held: Subscription[] = [];
+    try {
+      // Listening before the log is read: the tab shows as running from the lease on, and a
+      // cancel sent then must not fall in the gap while a long log loads. One published before
+      // this subscription is found in the store before the first model call.
+      held.push(
+        await bus.subscribe(cancelSubject(tabId), (payload) => {
+          const command = CancelCommandSchema.safeParse(payload);
+          cancel.hear(command.success ? command.data.generation : undefined);
+        }),
+      );
+      const log = await store.readAll(tabId);
+      if (lostWhileLoading) throw new LeaseLostError(tabId);
+      const current = new TabSession(tabId, log, store, bus, logger, metrics);
+      session = current;
+      sessions.set(tabId, current);
+      metrics.runningTurns.inc();
+      current.lifetime.signal.addEventListener('abort', abortTurn, { once: true });
+      parentSignal?.addEventListener('abort', abortTurn, { once: true });
+      if (parentSignal?.aborted) abortTurn();
+      held.push(await bus.serve(snapshotSubject(tabId), async () => current.snapshot()));
+      const outcome = await body(current, cancel);
+      clearInterval(renewer);
+      logger.debug({ tabId, turnId, reason: outcome?.reason }, 'turn over; releasing');
+      const usage = outcome?.usage ?? emptyUsage();
+      const released = await store.releaseLease(tabId, { owner: workerId, usage });
+      if (!released) throw new LeaseLostError(tabId);
+      if (outcome) {
+        metrics.turns.inc({ reason: outcome.reason });
+        metrics.tokens.inc({ kind: 'input' }, usage.inputTokens);
+        metrics.tokens.inc({ kind: 'output' }, usage.outputTokens);
+        metrics.tokens.inc({ kind: 'cache_read' }, usage.cacheReadInputTokens);
+        metrics.tokens.inc({ kind: 'cache_write' }, usage.cacheCreationInputTokens);
+        await current.publish({
+          event: 'turn-done',
+          data: { tabId, turnId, reason: outcome.reason, usage },
+        });
+      }
+      return outcome;
+    } catch (error) {
+      if (error instanceof LeaseLostError || session?.lost) {
+        // A conflict while the lease is still ours means a stale writer (a worker that was
+        // paused past its lease) appended first: the caller re-reads the log and repairs.
+        const lease = deps.stopping() ? null : await store.getLease(tabId).catch(() => null);
+        if (lease?.owner === workerId) throw new StaleWriterError(tabId);
+        logger.warn({ tabId, turnId }, 'turn abandoned: another worker holds the tab');
+        return null;
+      }
+      throw error;
+    } finally {
+      clearInterval(renewer);
+      parentSignal?.removeEventListener('abort', abortTurn);
+      if (session) {
+        sessions.delete(tabId);
+        metrics.runningTurns.dec();
+      }
+      await Promise.allSettled(held.map((subscription) => subscription.stop()));
+    }
+  }
+
+  async function beginTurn(tabId: string, cancel: CancelWatch, cancelGeneration: number) {
+    const recorded = await store.setTurnCancelGeneration(tabId, {
+      owner: workerId,
+      cancelGeneration,
+    });
+    if (!recorded) throw new LeaseLostError(tabId);
+    cancel.begin(cancelGeneration);
+  }
+
+  return { hold, beginTurn, sessions };
+}

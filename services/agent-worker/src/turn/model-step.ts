@@ -1,0 +1,69 @@
+import { addUsage } from '@chunklog/chunk-core';
+import { LeaseLostError } from '../holding/tab-session';
+import { buildStepRequest } from '../request/step-request';
+import { sleep } from './abortable';
+import { errorStatus, retryDelay } from './retry-policy';
+import { type StepToolCall, streamStep } from './stream-step';
+import { checkCancel, type RunningTurn } from './turn';
+
+/** How a step's model call ended, retries included. */
+export type ModelStepResult =
+  | { kind: 'answered'; toolCalls: StepToolCall[]; stopReason: string | null }
+  | { kind: 'cancelled' }
+  /** Failed for good: not retryable, or out of attempts; nothing of the step was sealed. */
+  | { kind: 'failed'; error: unknown };
+
+/**
+ * Calls the model for `step`, retrying failures the retry policy allows (backoff honouring
+ * retry-after). Each attempt's request is built from the log as it is then: a failed attempt
+ * may have sealed chunks the retry must carry. Calls sealed before a mid-stream failure are
+ * real, so the step ends with them instead of retrying. Usage of every attempt is summed into
+ * the turn's.
+ */
+export async function callModel(turn: RunningTurn, step: number): Promise<ModelStepResult> {
+  const { deps, session, config, turnId } = turn;
+  const signal = turn.cancel.signal;
+  const offered = deps.tools
+    .describe(config.tools)
+    .filter((tool) => !deps.excludeTools?.includes(tool.name));
+  let toolCalls: StepToolCall[] = [];
+  for (let attempt = 1; ; attempt++) {
+    const request = buildStepRequest({
+      fold: session.fold,
+      config,
+      defaults: deps.defaults,
+      tools: offered,
+    });
+    const result = await streamStep({
+      anthropic: deps.anthropic,
+      request,
+      signal,
+      session,
+      turnId,
+      step,
+      newId: deps.newId,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    });
+    turn.usage = addUsage(turn.usage, result.usage);
+    toolCalls.push(...result.toolCalls);
+    if (result.outcome === 'aborted') return { kind: 'cancelled' };
+    if (result.outcome === 'finished') {
+      return { kind: 'answered', toolCalls, stopReason: result.stopReason };
+    }
+    if (result.error instanceof LeaseLostError) throw result.error;
+    if (toolCalls.length > 0) return { kind: 'answered', toolCalls, stopReason: null };
+    const delay = retryDelay(result.error, attempt, deps.retry);
+    deps.logger.warn(
+      { err: result.error, tabId: session.tabId, turnId, step, attempt, retryInMs: delay },
+      'model call failed',
+    );
+    if (delay === null) return { kind: 'failed', error: result.error };
+    deps.metrics?.modelRetries.inc({ status: String(errorStatus(result.error) ?? 'none') });
+    await sleep(delay, signal);
+    // A retry is a model call too: a cancel recorded during the wait (retry-after can be a
+    // minute) and never heard on NATS stops the turn here, not after one more answer.
+    await checkCancel(turn);
+    if (signal.aborted) return { kind: 'cancelled' };
+    toolCalls = [];
+  }
+}

@@ -1,0 +1,62 @@
+import { toolResultChunk } from '@chunklog/chunk-core';
+import { secondsSince, type ToolCallOutcome } from '../metrics/worker-metrics';
+import type { ToolOutcome } from '../tools/tool-registry';
+import { untilSettledOrAborted } from './abortable';
+import type { StepToolCall } from './stream-step';
+import type { RunningTurn } from './turn';
+
+/**
+ * Runs a step's tool calls concurrently, sealing each result as it completes. Returns once all
+ * are in, or at once when the turn is aborted: a cancel must not wait for a tool that ignores
+ * its abort signal.
+ */
+export async function runTools(
+  turn: RunningTurn,
+  calls: readonly StepToolCall[],
+  step: number,
+): Promise<void> {
+  const { session, turnId } = turn;
+  const { tools, metrics, newId } = turn.deps;
+  const signal = turn.cancel.signal;
+  const all = Promise.all(
+    calls.map(async (call) => {
+      const startedAt = performance.now();
+      const outcome: ToolOutcome =
+        call.invalidInput === undefined
+          ? await tools.run(call.name, call.arguments, {
+              tabId: session.tabId,
+              turnId,
+              callId: call.callId,
+              signal,
+            })
+          : {
+              result: `The tool input was not a JSON object: ${call.invalidInput.slice(0, 500)}`,
+              isError: true,
+            };
+      if (metrics) {
+        const toolOutcome: ToolCallOutcome = signal.aborted
+          ? 'cancelled'
+          : outcome.isError
+            ? 'error'
+            : 'ok';
+        // Names come from the model: only registered ones become labels, to bound cardinality.
+        const tool = tools.has(call.name) ? call.name : 'unknown';
+        metrics.toolSeconds.observe({ tool, outcome: toolOutcome }, secondsSince(startedAt));
+      }
+      // A cancelled turn answers its calls itself; a late result must not land after that.
+      if (signal.aborted) return;
+      await session.append([
+        toolResultChunk(
+          { id: newId(), turnId, step },
+          {
+            callId: call.callId,
+            name: call.name,
+            result: outcome.result,
+            isError: outcome.isError,
+          },
+        ),
+      ]);
+    }),
+  );
+  await untilSettledOrAborted(all, signal);
+}

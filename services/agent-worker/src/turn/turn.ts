@@ -1,0 +1,61 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { TabConfig, TurnDoneReason, Usage } from '@chunklog/chunk-core';
+import type { ChunkStore, InboxMessage } from '@chunklog/store';
+import type { Logger } from 'pino';
+import type { CancelWatch } from '../holding/cancel-watch';
+import type { TabSession } from '../holding/tab-session';
+import type { WorkerMetrics } from '../metrics/worker-metrics';
+import type { ToolRegistry } from '../tools/tool-registry';
+import type { RetryPolicy } from './retry-policy';
+
+/** What a turn needs besides the tab it runs on. */
+export interface TurnDependencies {
+  store: ChunkStore;
+  anthropic: Anthropic;
+  tools: ToolRegistry;
+  newId: () => string;
+  logger: Logger;
+  retry: RetryPolicy;
+  defaults: { model: string; maxSteps: number; maxTokens: number };
+  /** Names withheld from this turn's model (the subagent's own `task`, for one). */
+  excludeTools?: readonly string[];
+  /** Where model, retry and tool figures go (absent: not measured). */
+  metrics?: WorkerMetrics;
+}
+
+/** How a turn begins: with a new user message, or by resuming a turn another worker left. */
+export type TurnStart =
+  | { kind: 'message'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
+  | { kind: 'resume'; step: number };
+
+export interface TurnOutcome {
+  reason: TurnDoneReason;
+  usage: Usage;
+}
+
+/** A turn while it runs: what it runs on, and the usage summed so far. */
+export interface RunningTurn {
+  deps: TurnDependencies;
+  session: TabSession;
+  config: TabConfig;
+  turnId: string;
+  /** Decides cancel; its signal also aborts on lease loss (through the session). */
+  cancel: CancelWatch;
+  usage: Usage;
+}
+
+/**
+ * Reads the tab's cancel generation into the turn's watch: a cancel recorded while no worker
+ * held the tab, or published before its holder listened. A failed read only delays the cancel
+ * to the next check.
+ */
+export async function checkCancel(turn: RunningTurn): Promise<void> {
+  try {
+    turn.cancel.hear(await turn.deps.store.cancelGeneration(turn.session.tabId));
+  } catch (error) {
+    turn.deps.logger.warn(
+      { err: error, tabId: turn.session.tabId, turnId: turn.turnId },
+      'cancel check failed',
+    );
+  }
+}
