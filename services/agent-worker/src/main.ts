@@ -68,6 +68,7 @@ const metricsServer =
     ? null
     : await serveWorkerMetrics({
         registry: metrics.registry,
+        health: () => worker.health(),
         host: config.METRICS_HOST,
         port: config.METRICS_PORT,
       });

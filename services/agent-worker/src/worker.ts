@@ -5,6 +5,7 @@ import { type Chunk, INTAKE_QUEUE, type TabConfig } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import { createClaimer } from './claim/claim';
+import { StoreHealth } from './health/store-health';
 import { createTabHolder } from './holding/hold-tab';
 import { createIntake } from './intake/intake';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
@@ -57,6 +58,12 @@ export interface Worker {
   /** Tabs this worker holds right now. */
   runningTabs(): string[];
   /**
+   * Whether the store answered lately (a store call failed for want of the database since the
+   * last one that went through: `unreachable`). The worker stays up through an outage: its turns
+   * and intake wait for the store and go on once it is back.
+   */
+  health(): WorkerHealth;
+  /**
    * The request a tab's next step would send: this worker's defaults and tools (remote ones
    * included) over the tab's settings. A gateway composed in-process serves it as `/context`;
    * a gateway on the bus asks any worker for the same options (REQUEST_OPTIONS_SUBJECT).
@@ -65,6 +72,12 @@ export interface Worker {
     config: TabConfig;
     log: readonly Chunk[];
   }): Anthropic.MessageCreateParamsNonStreaming;
+}
+
+export interface WorkerHealth {
+  store: 'reachable' | 'unreachable';
+  /** How long the store has been unreachable. */
+  unreachableForMs?: number;
 }
 
 /**
@@ -82,6 +95,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
   let sweeper: ReturnType<typeof setInterval> | undefined;
   let stopping = false;
   const isStopping = () => stopping;
+  const health = new StoreHealth(deps.clock ? () => deps.clock!.now() : Date.now);
 
   const registry = createToolRegistry(deps.tools ?? builtinTools());
   const defaults = {
@@ -96,7 +110,6 @@ export function createWorker(deps: WorkerDependencies): Worker {
     tools: registry.describe(config.tools),
   });
   const turnDependencies: TurnDependencies = {
-    store,
     anthropic: deps.anthropic,
     tools: registry,
     newId: ids,
@@ -110,6 +123,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     bus,
     logger: logger.child({ component: 'holding' }),
     metrics,
+    health,
     workerId,
     leaseMs,
     stopping: isStopping,
@@ -128,7 +142,9 @@ export function createWorker(deps: WorkerDependencies): Worker {
   const intake = createIntake({
     store,
     logger: logger.child({ component: 'intake' }),
+    health,
     claim: claimer.claim,
+    stopping: isStopping,
   });
   registry.add(
     createTaskTool(
@@ -144,11 +160,17 @@ export function createWorker(deps: WorkerDependencies): Worker {
 
   /** Claims tabs with expired leases or idle tabs with waiting messages. */
   async function sweep(): Promise<void> {
+    let tabs: string[];
     try {
-      for (const tabId of await store.tabsNeedingWork(50)) await claimer.claim(tabId);
+      tabs = await store.tabsNeedingWork(50);
     } catch (error) {
-      logger.warn({ err: error }, 'sweep failed');
+      // Said once per outage, not at every sweep.
+      if (health.reachable) logger.warn({ err: error }, 'sweep failed');
+      health.report(error);
+      return;
     }
+    health.report();
+    for (const tabId of tabs) await claimer.claim(tabId);
   }
 
   return {
@@ -179,6 +201,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       logger.info('worker stopped');
     },
     runningTabs: () => [...holder.sessions.keys()],
+    health: () => health.snapshot(),
     nextRequest: ({ config, log }) => buildStepRequest({ log, ...stepRequestInput(config) }),
   };
 }

@@ -41,7 +41,7 @@ export function createClaimer(deps: {
   async function claim(tabId: string): Promise<void> {
     // Checked and marked synchronously: the store treats a second acquire by the same owner for
     // the same turn as a renewal, so two claims racing in one worker would both "win".
-    if (deps.stopping() || claimed.has(tabId)) {
+    if (deps.stopping() || claimed.has(tabId) || holder.holds(tabId)) {
       logger.debug({ tabId }, 'claim skipped: tab busy here');
       return;
     }
@@ -51,6 +51,14 @@ export function createClaimer(deps: {
       const tab = await store.getTab(tabId);
       // Passing the running turn's id lets a takeover keep it as the tab's active turn.
       const runningTurnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : null;
+      const lost = runningTurnId === null ? null : await reclaimLostTurn(tabId, runningTurnId);
+      if (lost) {
+        logger.info({ tabId, turnId: runningTurnId }, 'taking up a turn this worker lost');
+        metrics.takeovers.inc();
+        launch(tabId, lost, runningTurnId!);
+        launched = true;
+        return;
+      }
       let turnId = runningTurnId ?? ids();
       let lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
       if (lease.acquired && runningTurnId !== null && !lease.takenOver) {
@@ -69,15 +77,43 @@ export function createClaimer(deps: {
       }
       logger.debug({ tabId, turnId, takenOver: lease.takenOver }, 'lease acquired');
       if (lease.takenOver) metrics.takeovers.inc();
-      const run = runLeased(tabId, lease, turnId);
+      launch(tabId, lease, turnId);
       launched = true;
-      running.add(run);
-      void run.finally(() => running.delete(run));
     } catch (error) {
       if (!(error instanceof NotFoundError)) logger.warn({ err: error, tabId }, 'claim failed');
     } finally {
       if (!launched) claimed.delete(tabId);
     }
+  }
+
+  function launch(tabId: string, lease: AcquireLeaseResult, turnId: string): void {
+    const run = runLeased(tabId, lease, turnId);
+    running.add(run);
+    void run.finally(() => running.delete(run));
+  }
+
+  /**
+   * A running turn whose lease is this worker's although this worker does not hold the tab (the
+   * caller checked) is a turn it lost: its run ended without releasing the lease (the store was
+   * unreachable, or the worker restarted under the same id). Renewing the lease makes sure it is
+   * still this worker's; then the turn is taken up as a takeover from itself, continued from the
+   * log. Without this, acquiring its own lease would look like a fresh lease on an idle tab, and
+   * the turn would never get its turn-done. Null when the lease is not this worker's.
+   */
+  async function reclaimLostTurn(
+    tabId: string,
+    turnId: string,
+  ): Promise<AcquireLeaseResult | null> {
+    const lease = await store.getLease(tabId);
+    if (lease?.owner !== workerId || lease.turnId !== turnId) return null;
+    if (!(await store.renewLease(tabId, { owner: workerId, leaseMs }))) return null;
+    const renewed = await store.getLease(tabId);
+    if (renewed?.owner !== workerId || renewed.turnId !== turnId) return null;
+    return {
+      acquired: true,
+      takenOver: { turnId, owner: workerId },
+      tab: await store.getTab(tabId),
+    };
   }
 
   async function runLeased(tabId: string, lease: AcquireLeaseResult, turnId: string) {
@@ -124,14 +160,15 @@ export function createClaimer(deps: {
       logger.info({ tabId, turnId, from: takenOver.owner }, 'taking over a turn');
       // The generation the dead holder recorded, so a cancel sent since still applies; when
       // none was recorded (a turn begun before cancel generations existed), the current one.
-      const recorded = (await store.getLease(tabId))?.cancelGeneration ?? null;
-      await holder.beginTurn(tabId, cancel, recorded ?? (await store.cancelGeneration(tabId)));
+      const recorded = (await session.store.getLease(tabId))?.cancelGeneration ?? null;
+      const generation = recorded ?? (await session.store.cancelGeneration(tabId));
+      await holder.beginTurn(session, cancel, generation);
       return takeOver(session, cancel, lease, turnId, takenOver.owner);
     }
-    const opener = pickOpener(await store.inboxList(tabId));
+    const opener = pickOpener(await session.store.inboxList(tabId));
     if (!opener) return null;
     // Recorded before the opener's chunk is written, so a takeover always finds it.
-    await holder.beginTurn(tabId, cancel, opener.cancelGeneration);
+    await holder.beginTurn(session, cancel, opener.cancelGeneration);
     return runTurn({
       deps: deps.turnDependencies,
       session,

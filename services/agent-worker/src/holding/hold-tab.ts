@@ -7,6 +7,8 @@ import {
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
+import type { StoreHealth } from '../health/store-health';
+import { patientStore } from '../health/wait-out-outage';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
 import type { TurnOutcome } from '../turn/turn';
 import { CancelWatch } from './cancel-watch';
@@ -28,8 +30,10 @@ export interface TabHolder {
    * Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel; then
    * releases the lease and publishes turn-done. Called right after the lease is acquired:
    * renewal starts before the log loads, so a long log never lets the lease lapse into a
-   * takeover. Returns null when another worker took the tab; throws StaleWriterError when a
-   * stale writer appended while the lease is still ours (the caller re-reads and repairs).
+   * takeover. Every store call of the held tab (the session's) waits out a store outage for as
+   * long as the lease may still be this worker's, so an outage delays a turn but does not end
+   * it. Returns null when another worker took the tab; throws StaleWriterError when a stale
+   * writer appended while the lease is still ours (the caller re-reads and repairs).
    */
   hold(
     tabId: string,
@@ -41,9 +45,11 @@ export interface TabHolder {
    * Fixes the cancel generation the turn runs under, in the store first (a worker taking the
    * turn over reads it there) and then for this worker's cancel checks.
    */
-  beginTurn(tabId: string, cancel: CancelWatch, cancelGeneration: number): Promise<void>;
+  beginTurn(session: TabSession, cancel: CancelWatch, cancelGeneration: number): Promise<void>;
   /** The tabs held right now, by id. */
   readonly sessions: ReadonlyMap<string, TabSession>;
+  /** True from the start of `hold(tabId)` to its end, the log load included. */
+  holds(tabId: string): boolean;
 }
 
 export function createTabHolder(deps: {
@@ -51,13 +57,15 @@ export function createTabHolder(deps: {
   bus: Bus;
   logger: Logger;
   metrics: WorkerMetrics;
+  health: StoreHealth;
   workerId: string;
   leaseMs: number;
   /** True once the worker is stopping: a lost lease is then not looked up again. */
   stopping: () => boolean;
 }): TabHolder {
-  const { store, bus, logger, metrics, workerId, leaseMs } = deps;
+  const { bus, logger, metrics, health, workerId, leaseMs } = deps;
   const sessions = new Map<string, TabSession>();
+  const holding = new Set<string>();
 
   async function hold(
     tabId: string,
@@ -69,15 +77,32 @@ export function createTabHolder(deps: {
     const abortTurn = () => cancel.abort();
     let session: TabSession | null = null;
     let lostWhileLoading = false;
+    holding.add(tabId);
+    const store = patientStore(deps.store, {
+      health,
+      logger: logger.child({ tabId }),
+      giveUp: () =>
+        deps.stopping() || lostWhileLoading || session?.lost ? new LeaseLostError(tabId) : null,
+    });
+    let renewalFailing = false;
     const renewer = setInterval(
       () => {
-        store.renewLease(tabId, { owner: workerId, leaseMs }).then(
+        // Not waited out: a renewal missed in an outage is made up by the next one, and the
+        // store lets an owner renew a lapsed lease nobody took.
+        deps.store.renewLease(tabId, { owner: workerId, leaseMs }).then(
           (renewed) => {
+            health.report();
+            renewalFailing = false;
             if (renewed) return;
             if (session) session.markLost();
             else lostWhileLoading = true;
           },
-          (error) => logger.warn({ err: error, tabId }, 'lease renewal failed; retrying'),
+          (error) => {
+            health.report(error);
+            if (!renewalFailing)
+              logger.warn({ err: error, tabId }, 'lease renewal failed; retrying');
+            renewalFailing = true;
+          },
         );
       },
       Math.max(50, Math.floor(leaseMs / 3)),
@@ -125,7 +150,7 @@ export function createTabHolder(deps: {
       if (error instanceof LeaseLostError || session?.lost) {
         // A conflict while the lease is still ours means a stale writer (a worker that was
         // paused past its lease) appended first: the caller re-reads the log and repairs.
-        const lease = deps.stopping() ? null : await store.getLease(tabId).catch(() => null);
+        const lease = deps.stopping() ? null : await deps.store.getLease(tabId).catch(() => null);
         if (lease?.owner === workerId) throw new StaleWriterError(tabId);
         logger.warn({ tabId, turnId }, 'turn abandoned: another worker holds the tab');
         return null;
@@ -133,6 +158,7 @@ export function createTabHolder(deps: {
       throw error;
     } finally {
       clearInterval(renewer);
+      holding.delete(tabId);
       parentSignal?.removeEventListener('abort', abortTurn);
       if (session) {
         sessions.delete(tabId);
@@ -142,8 +168,9 @@ export function createTabHolder(deps: {
     }
   }
 
-  async function beginTurn(tabId: string, cancel: CancelWatch, cancelGeneration: number) {
-    const recorded = await store.setTurnCancelGeneration(tabId, {
+  async function beginTurn(session: TabSession, cancel: CancelWatch, cancelGeneration: number) {
+    const tabId = session.tabId;
+    const recorded = await session.store.setTurnCancelGeneration(tabId, {
       owner: workerId,
       cancelGeneration,
     });
@@ -151,5 +178,5 @@ export function createTabHolder(deps: {
     cancel.begin(cancelGeneration);
   }
 
-  return { hold, beginTurn, sessions };
+  return { hold, beginTurn, sessions, holds: (tabId) => holding.has(tabId) };
 }

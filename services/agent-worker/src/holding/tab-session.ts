@@ -54,7 +54,8 @@ export class TabSession {
   constructor(
     readonly tabId: string,
     log: Chunk[],
-    private readonly store: ChunkStore,
+    /** The store as the tab's holder reaches it: its calls wait out an outage. */
+    readonly store: ChunkStore,
     private readonly bus: Bus,
     private readonly logger: Logger,
     private readonly metrics?: WorkerMetrics,

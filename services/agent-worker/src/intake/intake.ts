@@ -2,16 +2,26 @@ import type { WorkItem } from '@chunklog/bus';
 import { InvalidInputError, MessageCommandSchema, NotFoundError } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
+import type { StoreHealth } from '../health/store-health';
+import { untilStoreAnswers } from '../health/wait-out-outage';
+
+/** Ends the wait for the store when the worker stops: the item goes back to the queue. */
+class StoppingError extends Error {}
 
 /**
  * Handles one item of the durable intake queue: stores the message in its tab's inbox, acks
  * the item only once the message is durable in Postgres (from then on the inbox and the sweep
- * own it), and claims the tab.
+ * own it), and claims the tab. While the store is unreachable the item is held, kept from
+ * redelivery, and stored once the store answers, however long that takes: the consumer's few
+ * slots are then all waiting, so the worker pulls nothing more. Only a message the store
+ * refuses is ever dropped.
  */
 export function createIntake(deps: {
   store: ChunkStore;
   logger: Logger;
+  health: StoreHealth;
   claim: (tabId: string) => Promise<void>;
+  stopping: () => boolean;
 }): (item: WorkItem) => Promise<void> {
   const { store, logger, claim } = deps;
   return async (item) => {
@@ -26,15 +36,29 @@ export function createIntake(deps: {
       // Idempotent by chunkId: a redelivered message finds itself stored and changes nothing.
       // Items are stored concurrently (here and by other workers), so one accepted later can be
       // stored first: the item's queue sequence keeps the inbox in the order they were accepted.
-      await store.inboxPut({
-        tabId,
-        chunkId,
-        text,
-        mode,
-        intakeSeq: item.sequence,
-        ...(cancelGeneration === undefined ? {} : { cancelGeneration }),
-      });
+      await untilStoreAnswers(
+        'storing a message',
+        () =>
+          store.inboxPut({
+            tabId,
+            chunkId,
+            text,
+            mode,
+            intakeSeq: item.sequence,
+            ...(cancelGeneration === undefined ? {} : { cancelGeneration }),
+          }),
+        {
+          health: deps.health,
+          logger: logger.child({ tabId, chunkId }),
+          giveUp: () => (deps.stopping() ? new StoppingError() : null),
+          whileWaiting: () => item.working(),
+        },
+      );
     } catch (error) {
+      if (error instanceof StoppingError) {
+        await item.nak();
+        return;
+      }
       // A deleted tab or a message the store can never hold will not get better by waiting.
       const permanent = error instanceof NotFoundError || error instanceof InvalidInputError;
       if (permanent || item.deliveryCount >= 10) {

@@ -41,6 +41,30 @@ describe('the worker metrics server (METRICS_PORT)', () => {
     expect((await fetch(`${server.url}/metrics`, { method: 'POST' })).status).toBe(405);
   });
 
+  it('says on /healthz and /readyz whether the store is reachable; only /readyz fails', async () => {
+    let store: 'reachable' | 'unreachable' = 'reachable';
+    const withHealth = await serveWorkerMetrics({
+      registry: new Registry(),
+      host: '127.0.0.1',
+      port: 0,
+      health: () => ({ store }),
+    });
+    try {
+      const ready = await fetch(`${withHealth.url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', store: 'reachable' });
+      store = 'unreachable';
+      const notReady = await fetch(`${withHealth.url}/readyz`);
+      expect(notReady.status).toBe(503);
+      expect(await notReady.json()).toEqual({ status: 'unavailable', store: 'unreachable' });
+      const alive = await fetch(`${withHealth.url}/healthz`);
+      expect(alive.status).toBe(200);
+      expect(await alive.json()).toEqual({ status: 'ok', store: 'unreachable' });
+    } finally {
+      await withHealth.close();
+    }
+  });
+
   it('stops listening on close, even with a kept-alive scraper connection', async () => {
     const own = await serveWorkerMetrics({
       registry: metrics.registry,

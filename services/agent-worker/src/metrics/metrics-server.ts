@@ -10,11 +10,15 @@ export interface MetricsServer {
 }
 
 /**
- * Serves `GET /metrics` (Prometheus text of `registry`) and `GET /healthz` with node:http: the
- * worker has no other HTTP surface, so a framework would be weight without purpose.
+ * Serves `GET /metrics` (Prometheus text of `registry`), `GET /healthz` and `GET /readyz` with
+ * node:http: the worker has no other HTTP surface, so a framework would be weight without
+ * purpose. With `health`, both name the store's state; `/healthz` stays 200 through a store
+ * outage (the worker waits it out: restarting it would not help), `/readyz` answers 503 while
+ * the store is unreachable.
  */
 export async function serveWorkerMetrics(options: {
   registry: Registry;
+  health?: () => { store: 'reachable' | 'unreachable' };
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -26,8 +30,13 @@ export async function serveWorkerMetrics(options: {
       response.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
-    if (path === '/healthz') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    if (path === '/healthz' || path === '/readyz') {
+      const health = options.health?.();
+      const ready = path === '/healthz' || health === undefined || health.store === 'reachable';
+      const body = { status: ready ? 'ok' : 'unavailable', ...health };
+      response
+        .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify(body));
       return;
     }
     if (path !== '/metrics') {

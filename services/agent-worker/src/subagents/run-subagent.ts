@@ -37,7 +37,7 @@ export function createSubagentRunner(deps: {
       turnId,
       async (session, cancel) => {
         // A brand-new tab: any cancel of it stops the subagent.
-        await holder.beginTurn(child.id, cancel, 0);
+        await holder.beginTurn(session, cancel, 0);
         const result = await runTurn({
           deps: { ...deps.turnDependencies, excludeTools: ['task'] },
           session,

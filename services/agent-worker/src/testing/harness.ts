@@ -72,8 +72,14 @@ export const fastRetry = {
  * in both modes (PGlite takes ~25 s to boot on a loaded machine; the store's own contract
  * suite keeps it identical to Postgres).
  */
-export async function createHarness(bus: 'nats' | 'memory' = 'nats'): Promise<Harness | null> {
-  const postgresUrl = await testPostgresUrl();
+export async function createHarness(
+  bus: 'nats' | 'memory' = 'nats',
+  options: {
+    /** The Postgres server to create the test database on (default: the shared test server). */
+    postgresUrl?: string;
+  } = {},
+): Promise<Harness | null> {
+  const postgresUrl = options.postgresUrl ?? (await testPostgresUrl());
   const natsUrl = bus === 'nats' ? await testNatsUrl() : undefined;
   if (!postgresUrl || natsUrl === null) return null;
   const database: TestDatabase = await createTestDatabase(postgresUrl);

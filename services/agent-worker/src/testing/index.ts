@@ -5,4 +5,5 @@ export {
   type Harness,
   startWorkerProcess,
 } from './harness';
+export { holdTool } from './hold-tool';
 export { parseExposition } from './parse-exposition';

@@ -45,7 +45,9 @@ export function planTakeover(input: {
     systemNoticeChunk(
       { id: newId(), turnId, step: Math.max(0, ...turnSteps) },
       'takeover',
-      `Worker ${input.previousOwner} stopped mid-turn; worker ${input.workerId} took the tab over` +
+      (input.previousOwner === input.workerId
+        ? `Worker ${input.workerId} lost this turn mid-way (a store outage or a restart) and took it up again`
+        : `Worker ${input.previousOwner} stopped mid-turn; worker ${input.workerId} took the tab over`) +
         (answered > 0 ? ` and answered ${answered} unfinished tool call(s) with errors` : '') +
         (resumeStep !== null ? ', continuing the turn.' : '; the turn ends here.'),
     ),

@@ -49,7 +49,7 @@ export async function runTurn(input: {
     await session.publish({ event: 'turn-start', data: { tabId, turnId } });
     const opening = planOpening(session.log, start.message, turnId);
     if (opening.length > 0) await session.append(opening);
-    await deps.store.inboxRemove(tabId, [start.message.chunkId]);
+    await session.store.inboxRemove(tabId, [start.message.chunkId]);
   } else {
     step = start.step;
   }
@@ -113,7 +113,7 @@ export async function runTurn(input: {
 /** Appends what waiting messages become after `step` (see planInbox); returns the interrupts. */
 async function drainInbox(turn: RunningTurn, step: number): Promise<number> {
   const { session, cancel, deps } = turn;
-  const waiting = await deps.store.inboxList(session.tabId);
+  const waiting = await session.store.inboxList(session.tabId);
   // A stamp above the turn's own can only come from a cancel made before that message.
   for (const message of waiting) cancel.hear(message.cancelGeneration);
   const plan = planInbox({
@@ -125,7 +125,7 @@ async function drainInbox(turn: RunningTurn, step: number): Promise<number> {
     newId: deps.newId,
   });
   if (plan.append.length > 0) await session.append(plan.append);
-  if (plan.remove.length > 0) await deps.store.inboxRemove(session.tabId, plan.remove);
+  if (plan.remove.length > 0) await session.store.inboxRemove(session.tabId, plan.remove);
   return plan.interrupts;
 }
 

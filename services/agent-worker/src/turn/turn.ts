@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { TabConfig, TurnDoneReason, Usage } from '@chunklog/chunk-core';
-import type { ChunkStore, InboxMessage } from '@chunklog/store';
+import type { InboxMessage } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { CancelWatch } from '../holding/cancel-watch';
 import type { TabSession } from '../holding/tab-session';
@@ -10,7 +10,6 @@ import type { RetryPolicy } from './retry-policy';
 
 /** What a turn needs besides the tab it runs on. */
 export interface TurnDependencies {
-  store: ChunkStore;
   anthropic: Anthropic;
   tools: ToolRegistry;
   newId: () => string;
@@ -51,7 +50,7 @@ export interface RunningTurn {
  */
 export async function checkCancel(turn: RunningTurn): Promise<void> {
   try {
-    turn.cancel.hear(await turn.deps.store.cancelGeneration(turn.session.tabId));
+    turn.cancel.hear(await turn.session.store.cancelGeneration(turn.session.tabId));
   } catch (error) {
     turn.deps.logger.warn(
       { err: error, tabId: turn.session.tabId, turnId: turn.turnId },

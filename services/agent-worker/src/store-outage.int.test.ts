@@ -1,0 +1,170 @@
+/**
+ * Postgres outages, on a cluster of this file's own that the tests stop (`pg_ctl stop -m
+ * immediate`) and start again: a turn cut by the outage ends visibly once the store is back,
+ * whoever holds it; messages accepted before the outage are each stored exactly once however
+ * long it lasts; the log stays gap-free and every seq is sealed once.
+ */
+import type { LiveEvent } from '@chunklog/chunk-core';
+import { type PrivatePostgres, sleep, startPrivatePostgres } from '@chunklog/test-infra';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertGapFree, createHarness, type Harness } from './testing/harness';
+import { holdTool } from './testing/hold-tool';
+import { builtinTools } from './tools/builtin-tools';
+import type { Worker } from './worker';
+
+let cluster: PrivatePostgres | null = null;
+let harness: Harness | null = null;
+
+beforeAll(async () => {
+  cluster = await startPrivatePostgres();
+  if (cluster) harness = await createHarness('nats', { postgresUrl: cluster.url });
+});
+afterAll(async () => {
+  await cluster?.start().catch(() => {});
+  await harness?.close();
+  await cluster?.destroy();
+});
+
+async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+function eventsOf(h: Harness, tabId: string, kind: LiveEvent['event']): LiveEvent[] {
+  return (h.events.get(tabId) ?? []).filter((event) => event.event === kind);
+}
+
+/** Postgres down for `milliseconds`, then up again. */
+async function outage(milliseconds: number): Promise<void> {
+  await cluster!.stop();
+  await sleep(milliseconds);
+  await cluster!.start();
+}
+
+/**
+ * The tab's one turn ended visibly: one turn-done, `completed` or `error` (then with an error
+ * chunk or a notice in the log saying why), a gap-free log, every seq sealed exactly once.
+ */
+async function expectEndedVisibly(h: Harness, tabId: string): Promise<string> {
+  const [done] = await h.turnsDone(tabId, 1, 60_000);
+  await sleep(500);
+  expect(eventsOf(h, tabId, 'turn-done')).toHaveLength(1);
+  const reason = done!.event === 'turn-done' ? done!.data.reason : '';
+  expect(['completed', 'error']).toContain(reason);
+  const log = await h.store.readAll(tabId);
+  assertGapFree(log);
+  if (reason === 'error') {
+    expect(log.some((chunk) => chunk.type === 'error' || chunk.type === 'system')).toBe(true);
+  }
+  const sealed = eventsOf(h, tabId, 'chunk-seal').map((event) =>
+    event.event === 'chunk-seal' ? event.data.chunk.seq : -1,
+  );
+  expect(new Set(sealed).size).toBe(sealed.length);
+  expect([...sealed].sort((a, b) => a - b)).toEqual(log.map((chunk) => chunk.seq));
+  const tab = await h.store.getTab(tabId);
+  expect(tab.status).toBe('idle');
+  return reason;
+}
+
+async function stopAll(workers: Worker[]): Promise<void> {
+  await Promise.all(workers.map((worker) => worker.stop()));
+}
+
+describe('store outages', () => {
+  it('a turn cut by a 4 s outage mid-stream ends visibly, with one worker', async (context) => {
+    const h = harness;
+    if (!h) return context.skip();
+    const worker = await h.startWorker();
+    const tab = await h.newTab();
+    await h.send(tab.id, 'tell me [[sim: words 150]] [[sim: rate 60]]');
+    await until(() => eventsOf(h, tab.id, 'chunk-delta').length > 5, 'the stream');
+    await outage(4_000);
+    await expectEndedVisibly(h, tab.id);
+    await stopAll([worker]);
+  });
+
+  it('a turn cut by a 4 s outage mid-stream ends visibly, with two workers', async (context) => {
+    const h = harness;
+    if (!h) return context.skip();
+    const workers = [await h.startWorker(), await h.startWorker()];
+    const tab = await h.newTab();
+    await h.send(tab.id, 'tell me [[sim: words 150]] [[sim: rate 60]]');
+    await until(() => eventsOf(h, tab.id, 'chunk-delta').length > 5, 'the stream');
+    await outage(4_000);
+    await expectEndedVisibly(h, tab.id);
+    await stopAll(workers);
+  });
+
+  it('a tool result stored during an outage lands once the store is back', async (context) => {
+    const h = harness;
+    if (!h) return context.skip();
+    const hold = holdTool();
+    const worker = await h.startWorker({ tools: [...builtinTools(), hold.tool] });
+    const tab = await h.newTab();
+    await h.send(tab.id, 'wait [[sim: tool hold {}]]');
+    await hold.running;
+    await cluster!.stop();
+    hold.release();
+    await sleep(4_000);
+    await cluster!.start();
+    expect(await expectEndedVisibly(h, tab.id)).toBe('completed');
+    const log = await h.store.readAll(tab.id);
+    expect(log.find((chunk) => chunk.type === 'tool_result')?.data).toMatchObject({
+      result: 'released',
+      isError: false,
+    });
+    await stopAll([worker]);
+  });
+
+  it('an outage longer than the lease during a tool call: the turn still ends visibly once', async (context) => {
+    const h = harness;
+    if (!h) return context.skip();
+    const hold = holdTool();
+    const workers = [
+      await h.startWorker({ tools: [...builtinTools(), hold.tool] }),
+      await h.startWorker({ tools: [...builtinTools(), hold.tool] }),
+    ];
+    const tab = await h.newTab();
+    await h.send(tab.id, 'wait [[sim: tool hold {}]]');
+    await hold.running;
+    // Renewals every ~0.7 s fail for 4 s: the 2 s lease lapses while the tool runs.
+    await outage(4_000);
+    await sleep(1_000);
+    hold.release();
+    await expectEndedVisibly(h, tab.id);
+    await stopAll(workers);
+  });
+
+  it('messages accepted before a 30 s outage are each stored exactly once after it', async (context) => {
+    const h = harness;
+    if (!h) return context.skip();
+    const tabs = [await h.newTab(), await h.newTab()];
+    const sent = new Map<string, string[]>();
+    for (const tab of tabs) {
+      const ids: string[] = [];
+      for (let index = 0; index < 3; index++) {
+        ids.push(await h.send(tab.id, `message ${index} [[sim: words 3]]`, 'enqueue'));
+      }
+      sent.set(tab.id, ids);
+    }
+    await cluster!.stop();
+    // The worker comes up during the outage and finds the messages waiting on the queue.
+    const worker = await h.startWorker();
+    await sleep(30_000);
+    expect(worker.health().store).toBe('unreachable');
+    await cluster!.start();
+    for (const tab of tabs) {
+      await h.turnsDone(tab.id, 3, 60_000);
+      const log = await h.store.readAll(tab.id);
+      assertGapFree(log);
+      for (const chunkId of sent.get(tab.id)!) {
+        expect(log.filter((chunk) => chunk.id === chunkId)).toHaveLength(1);
+      }
+    }
+    expect(worker.health().store).toBe('reachable');
+    await stopAll([worker]);
+  }, 150_000);
+});
