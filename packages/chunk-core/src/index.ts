@@ -69,6 +69,7 @@ export {
   CompactionErrorCodeSchema,
   compactionDataFromResponse,
 } from './compaction';
+export { isDatabaseUnreachable } from './database-unreachable';
 export {
   ChunklogError,
   type ChunklogErrorCode,

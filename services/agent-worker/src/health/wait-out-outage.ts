@@ -1,6 +1,7 @@
+import { isDatabaseUnreachable } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
-import { isStoreUnavailable, type StoreHealth } from './store-health';
+import type { StoreHealth } from './store-health';
 
 export interface OutagePatience {
   health: StoreHealth;
@@ -33,7 +34,7 @@ export async function untilStoreAnswers<T>(
       return result;
     } catch (error) {
       health.report(error);
-      if (!isStoreUnavailable(error)) throw error;
+      if (!isDatabaseUnreachable(error)) throw error;
       const reason = patience.giveUp();
       if (reason) throw reason;
       if (attempt === 1) logger.warn({ err: error }, `store unreachable: ${what} waits for it`);
