@@ -144,6 +144,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     logger: logger.child({ component: 'intake' }),
     health,
     claim: claimer.claim,
+    refuse: claimer.refuse,
     stopping: isStopping,
   });
   registry.add(

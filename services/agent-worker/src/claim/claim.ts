@@ -1,4 +1,4 @@
-import { emptyUsage, NotFoundError } from '@chunklog/chunk-core';
+import { emptyUsage, errorChunk, NotFoundError } from '@chunklog/chunk-core';
 import type { AcquireLeaseResult, ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { CancelWatch } from '../holding/cancel-watch';
@@ -13,6 +13,13 @@ import { runTurn } from '../turn/turn-runner';
 export interface Claimer {
   /** Tries to take a tab's lease and run it; a tab another worker holds is left to that one. */
   claim(tabId: string): Promise<void>;
+  /**
+   * Ends a message the store refuses as a visible error in its tab: a turn of its own holding
+   * one `error` chunk (with the message's id, so doing it twice writes it once), then turn-done
+   * `error`. False when the tab is busy (held here or elsewhere, or owed a takeover, which this
+   * starts): the caller tries again later.
+   */
+  refuse(tabId: string, chunkId: string, why: string): Promise<boolean>;
   /** Resolves once every run launched so far has ended. */
   settled(): Promise<void>;
 }
@@ -200,8 +207,42 @@ export function createClaimer(deps: {
     });
   }
 
+  async function refuse(tabId: string, chunkId: string, why: string): Promise<boolean> {
+    if (deps.stopping() || claimed.has(tabId) || holder.holds(tabId)) return false;
+    claimed.add(tabId);
+    let launched = false;
+    try {
+      if ((await store.getTab(tabId)).status !== 'idle') return false;
+      const turnId = ids();
+      const lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+      if (!lease.acquired) return false;
+      if (lease.takenOver) {
+        // The tab turned out to be owed a takeover: that comes first.
+        metrics.takeovers.inc();
+        launch(tabId, lease, turnId);
+        launched = true;
+        return false;
+      }
+      const outcome = await holder.hold(tabId, turnId, async (session) => {
+        await session.publish({ event: 'turn-start', data: { tabId, turnId } });
+        await session.append([
+          errorChunk(
+            { id: chunkId, turnId, step: 0 },
+            'system',
+            `The message could not be stored: ${why}`,
+          ),
+        ]);
+        return { reason: 'error', usage: emptyUsage() };
+      });
+      return outcome !== null;
+    } finally {
+      if (!launched) claimed.delete(tabId);
+    }
+  }
+
   return {
     claim,
+    refuse,
     async settled() {
       await Promise.allSettled([...running]);
     },

@@ -1,5 +1,10 @@
 import type { WorkItem } from '@chunklog/bus';
-import { InvalidInputError, MessageCommandSchema, NotFoundError } from '@chunklog/chunk-core';
+import {
+  describeError,
+  InvalidInputError,
+  MessageCommandSchema,
+  NotFoundError,
+} from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { StoreHealth } from '../health/store-health';
@@ -21,6 +26,8 @@ export function createIntake(deps: {
   logger: Logger;
   health: StoreHealth;
   claim: (tabId: string) => Promise<void>;
+  /** Records a message the store refuses as an error in its tab; false when the tab is busy. */
+  refuse: (tabId: string, chunkId: string, why: string) => Promise<boolean>;
   stopping: () => boolean;
 }): (item: WorkItem) => Promise<void> {
   const { store, logger, claim } = deps;
@@ -59,11 +66,16 @@ export function createIntake(deps: {
         await item.nak();
         return;
       }
-      // A deleted tab or a message the store can never hold will not get better by waiting.
-      const permanent = error instanceof NotFoundError || error instanceof InvalidInputError;
-      if (permanent || item.deliveryCount >= 10) {
-        logger.warn({ err: error, tabId, chunkId }, 'intake message dropped');
+      if (error instanceof NotFoundError) {
+        // The tab is gone: there is nowhere to store the message, nor to say so.
+        logger.warn({ err: error, tabId, chunkId }, 'intake message dropped: its tab is gone');
         await item.ack();
+        return;
+      }
+      // A message the store refuses (or keeps failing on) will not get better by waiting: it
+      // ends as an error in its tab, once the tab is free to take one.
+      if (error instanceof InvalidInputError || item.deliveryCount >= 10) {
+        await refuse(item, tabId, chunkId, error);
         return;
       }
       await item.nak(1000);
@@ -72,4 +84,22 @@ export function createIntake(deps: {
     await item.ack();
     await claim(tabId);
   };
+
+  async function refuse(item: WorkItem, tabId: string, chunkId: string, error: unknown) {
+    let recorded = false;
+    try {
+      recorded = await deps.refuse(tabId, chunkId, describeError(error));
+    } catch (refusalError) {
+      logger.warn({ err: refusalError, tabId, chunkId }, 'could not record a refused message');
+    }
+    if (recorded) {
+      logger.warn({ err: error, tabId, chunkId }, 'intake message refused by the store');
+    } else if (item.deliveryCount >= 200) {
+      logger.error({ err: error, tabId, chunkId }, 'intake message dropped');
+    } else {
+      await item.nak(2000);
+      return;
+    }
+    await item.ack();
+  }
 }
