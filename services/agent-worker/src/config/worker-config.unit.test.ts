@@ -41,11 +41,11 @@ describe('parseWorkerConfig', () => {
       message = (error as Error).message;
     }
     for (const problem of [
-      /DATABASE_URL is required/,
-      /NATS_URL is required/,
-      /ANTHROPIC_API_KEY is required/,
-      /at MAX_STEPS/,
-      /at LOG_LEVEL/,
+      /DATABASE_URL: required/,
+      /NATS_URL: required/,
+      /ANTHROPIC_API_KEY: required/,
+      /MAX_STEPS: /,
+      /LOG_LEVEL: /,
     ]) {
       expect(message).toMatch(problem);
     }
@@ -65,7 +65,7 @@ describe('parseWorkerConfig', () => {
       apiKey: 'sk-1',
     });
     expect(() => parseWorkerConfig({ ...base, SIMULATOR_URL: '' })).toThrow(
-      /ANTHROPIC_API_KEY is required/,
+      /ANTHROPIC_API_KEY: required/,
     );
   });
 });
