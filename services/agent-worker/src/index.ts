@@ -1,10 +1,6 @@
-export { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
+export { createWorkerMetrics } from './metrics/worker-metrics';
 export { buildStepRequest } from './request/step-request';
 export { builtinTools } from './tools/builtin-tools';
 export { serveRemoteTool } from './tools/remote-tools';
-export {
-  defineTool,
-  type ToolContext,
-  type ToolDefinition,
-} from './tools/tool-registry';
-export { createWorker, type Worker, type WorkerDependencies } from './worker';
+export { defineTool, type ToolDefinition } from './tools/tool-registry';
+export { createWorker, type Worker } from './worker';

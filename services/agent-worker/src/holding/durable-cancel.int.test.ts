@@ -1,72 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import type { Chunk } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { holdTool } from '../testing/hold-tool';
 import { builtinTools } from '../tools/builtin-tools';
-import { defineTool, type ToolDefinition } from '../tools/tool-registry';
 import type { Worker } from '../worker';
 
 let harness: Harness | null;
 let worker: Worker | null = null;
 
-/** A tool that runs until the test lets it go: a turn held between two steps on demand. */
-let toolReached = () => {};
-const toolRunning = new Promise<void>((resolve) => {
-  toolReached = resolve;
-});
-let releaseTool = () => {};
-const toolReleased = new Promise<void>((resolve) => {
-  releaseTool = resolve;
-});
-const holdTool = defineTool({
-  name: 'hold',
-  description: 'Waits until the test releases it.',
-  inputSchema: z.object({}),
-  async run() {
-    toolReached();
-    await toolReleased;
-    return 'released';
-  },
-});
-
-/** A second such tool, for a turn stopped with no later message to carry the cancel. */
-let secondToolReached = () => {};
-const secondToolRunning = new Promise<void>((resolve) => {
-  secondToolReached = resolve;
-});
-let releaseSecondTool = () => {};
-const secondToolReleased = new Promise<void>((resolve) => {
-  releaseSecondTool = resolve;
-});
-const holdAgainTool = defineTool({
-  name: 'hold_again',
-  description: 'Waits until the test releases it.',
-  inputSchema: z.object({}),
-  async run() {
-    secondToolReached();
-    await secondToolReleased;
-    return 'released';
-  },
-});
+/** Tools that run until the test lets them go: a turn held between two steps on demand. */
+const hold = holdTool('hold');
+/** A second one, for a turn stopped with no later message to carry the cancel. */
+const holdAgain = holdTool('hold_again');
 
 beforeAll(async () => {
   // No worker yet: the first test needs a message to wait with nobody to take it.
   harness = await createHarness('nats');
 });
 afterAll(async () => {
-  releaseTool();
-  releaseSecondTool();
+  hold.release();
+  holdAgain.release();
   await harness?.close();
 });
 
 async function startWorker(h: Harness): Promise<Worker> {
   worker ??= await h.startWorker({
-    tools: [
-      ...builtinTools(),
-      holdTool as ToolDefinition<unknown>,
-      holdAgainTool as ToolDefinition<unknown>,
-    ],
+    tools: [...builtinTools(), hold.tool, holdAgain.tool],
   });
   return worker;
 }
@@ -144,7 +104,7 @@ describe('durable cancel', () => {
     await startWorker(harness);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'held-between-steps [[sim: tool hold {}]]');
-    await toolRunning;
+    await hold.running;
     // Recorded only (the NATS publish lost): the worker finds it before its next model call.
     await harness.store.requestCancel(tab.id);
     const laterId = await harness.send(tab.id, 'sent-after-the-stop [[sim: text "second"]]');
@@ -153,7 +113,7 @@ describe('durable cancel', () => {
         (await harness!.store.inboxList(tab.id)).some((message) => message.chunkId === laterId),
       'the later message to wait in the inbox',
     );
-    releaseTool();
+    hold.release();
 
     const turns = await harness.turnsDone(tab.id, 2);
     expect(turns.map((event) => event.event === 'turn-done' && event.data.reason)).toEqual([
@@ -189,10 +149,10 @@ describe('durable cancel', () => {
     await startWorker(harness);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'recorded-between-steps [[sim: tool hold_again {}]]');
-    await secondToolRunning;
+    await holdAgain.running;
     // Nothing else tells the worker: no NATS publish, no later message stamped after it.
     await harness.store.requestCancel(tab.id);
-    releaseSecondTool();
+    holdAgain.release();
 
     const [done] = await harness.turnsDone(tab.id, 1);
     expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
