@@ -150,6 +150,28 @@ describe('store outages', () => {
     await stopAll(workers);
   });
 
+  it('a worker stopped during an outage stops at once and leaves the turn to the next one', async (context) => {
+    const h = harness;
+    if (!h) return context.skip();
+    const first = await h.startWorker();
+    const tab = await h.newTab();
+    await h.send(tab.id, 'tell me [[sim: words 150]] [[sim: rate 60]]');
+    await until(() => eventsOf(h, tab.id, 'chunk-delta').length > 5, 'the stream');
+    await cluster!.stop();
+    const stopping = Date.now();
+    await first.stop();
+    expect(Date.now() - stopping).toBeLessThan(5_000);
+    await sleep(1_000);
+    await cluster!.start();
+    const second = await h.startWorker();
+    await expectEndedVisibly(h, tab.id);
+    const log = await h.store.readAll(tab.id);
+    expect(log.some((chunk) => chunk.type === 'system' && chunk.data.kind === 'takeover')).toBe(
+      true,
+    );
+    await stopAll([second]);
+  });
+
   it('messages accepted before a 30 s outage are each stored exactly once after it', async (context) => {
     const h = harness;
     if (!h) return context.skip();
