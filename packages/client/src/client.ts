@@ -1,0 +1,230 @@
+import type { ChunkPage, MessageCommand, Tab, TabConfig, WireRequest } from '@chunklog/chunk-core';
+import { ChunklogError, errorFromResponse, isAbort, toChunklogError } from './errors';
+import { TabStream, type TabStreamOptions } from './tab-stream';
+import { TabView, type TabViewOptions } from './tab-view';
+
+/** The WebSocket constructor to use (browsers' global one, or e.g. the `ws` package in Node). */
+export type WebSocketConstructor = new (url: string) => WebSocket;
+
+/** Options of a client. */
+export interface ChunklogClientOptions {
+  /** The gateway's base URL, e.g. `http://127.0.0.1:8787`. */
+  baseUrl: string;
+  /** An API key (`Authorization: Bearer`); leave it out when the server runs with auth off. */
+  apiKey?: string;
+  /** The fetch to use; the global one by default. */
+  fetch?: typeof fetch;
+  /** The WebSocket constructor for `transport: 'websocket'` streams; the global one by default. */
+  WebSocket?: WebSocketConstructor;
+  /** Epoch ms, for stream ticket expiry; `Date.now` by default. */
+  clock?: () => number;
+}
+
+/** What a message does while a turn runs: stop it, queue behind it, or be refused (409). */
+export type MessageMode = MessageCommand['mode'];
+
+export interface CreateTabInput {
+  title?: string;
+  config?: TabConfig;
+}
+
+export interface TabList {
+  tabs: Tab[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface SendMessageInput {
+  text: string;
+  /** `interrupt` (the default), `enqueue` or `reject`. */
+  mode?: MessageMode;
+  /** The same key on a retry names the same message, so it is stored and run once. */
+  idempotencyKey?: string;
+}
+
+export interface MessageAccepted {
+  /** The id the message's user chunk will have. */
+  chunkId: string;
+}
+
+/** A page query: the tail by default, or the chunks before or after a seq (not both). */
+export type ChunkPageQuery = { limit?: number } & (
+  | { before?: number; after?: never }
+  | { after?: number; before?: never }
+);
+
+export interface StreamTicket {
+  ticket: string;
+  /** Epoch ms after which the gateway refuses it. */
+  expiresAt: number;
+}
+
+export interface TabContext {
+  /** The Anthropic request the tab's next step would send, cache breakpoints included. */
+  request: WireRequest;
+  /** Whose options built it: a worker's, or the gateway's defaults when no worker answered. */
+  source?: 'worker' | 'gateway-defaults';
+}
+
+interface RequestOptions {
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** A typed client of the chunklog HTTP API. Works in browsers and Node (global fetch). */
+export class ChunklogClient {
+  readonly baseUrl: string;
+  readonly apiKey: string | null;
+  readonly clock: () => number;
+  readonly WebSocket: WebSocketConstructor | null;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: ChunklogClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey ?? null;
+    this.clock = options.clock ?? Date.now;
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== 'function') throw new TypeError('no fetch: pass options.fetch');
+    // Called through a wrapper: browsers refuse a fetch called with another `this`.
+    this.fetchImpl = (input, init) => fetchImpl(input, init);
+    this.WebSocket = options.WebSocket ?? (globalThis.WebSocket as WebSocketConstructor) ?? null;
+  }
+
+  /** Creates a tab. */
+  async createTab(input: CreateTabInput = {}, signal?: AbortSignal): Promise<Tab> {
+    const body = await this.request<{ tab: Tab }>('POST', '/v1/tabs', { body: input, signal });
+    return body.tab;
+  }
+
+  /** One page of your tabs, newest first. */
+  listTabs(query: { limit?: number; cursor?: string } = {}, signal?: AbortSignal) {
+    return this.request<TabList>('GET', '/v1/tabs', { query, signal });
+  }
+
+  /** Every tab, newest first, fetched a page at a time as you iterate. */
+  async *tabs(query: { pageSize?: number } = {}, signal?: AbortSignal): AsyncGenerator<Tab> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listTabs({ limit: query.pageSize, cursor }, signal);
+      yield* page.tabs;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /** A tab with its `status`, `activeTurnId`, `lastSeq` and `usage`. */
+  async getTab(tabId: string, signal?: AbortSignal): Promise<Tab> {
+    return (await this.request<{ tab: Tab }>('GET', tabPath(tabId), { signal })).tab;
+  }
+
+  /** Deletes a tab and its log. */
+  async deleteTab(tabId: string, signal?: AbortSignal): Promise<void> {
+    await this.request('DELETE', tabPath(tabId), { signal });
+  }
+
+  /** Sends a user message; resolves once the gateway accepted it (202). */
+  sendMessage(tabId: string, input: SendMessageInput, signal?: AbortSignal) {
+    const headers: Record<string, string> = {};
+    if (input.idempotencyKey !== undefined) headers['idempotency-key'] = input.idempotencyKey;
+    const body = { text: input.text, ...(input.mode === undefined ? {} : { mode: input.mode }) };
+    return this.request<MessageAccepted>('POST', `${tabPath(tabId)}/messages`, {
+      body,
+      headers,
+      signal,
+    });
+  }
+
+  /** Stops the running turn, and those of messages accepted before this and still waiting. */
+  async cancel(tabId: string, signal?: AbortSignal): Promise<void> {
+    await this.request('POST', `${tabPath(tabId)}/cancel`, { signal });
+  }
+
+  /** A page of the log in ascending seq: the tail, or before / after a seq. */
+  chunks(tabId: string, query: ChunkPageQuery = {}, signal?: AbortSignal) {
+    return this.request<ChunkPage>('GET', `${tabPath(tabId)}/chunks`, { query, signal });
+  }
+
+  /** The exact request the tab's next model step would send. */
+  context(tabId: string, signal?: AbortSignal) {
+    return this.request<TabContext>('GET', `${tabPath(tabId)}/context`, { signal });
+  }
+
+  /** A short-lived ticket that opens this tab's streams without an Authorization header. */
+  streamTicket(tabId: string, signal?: AbortSignal) {
+    return this.request<StreamTicket>('POST', `${tabPath(tabId)}/stream-tickets`, { signal });
+  }
+
+  /** The tab's live events, resumed by seq across reconnects (see TabStream). */
+  stream(tabId: string, options: TabStreamOptions = {}): TabStream {
+    return new TabStream(this, tabId, options);
+  }
+
+  /** A paged, evicting window over the tab, fed by pages and the stream (see TabView). */
+  view(tabId: string, options: TabViewOptions = {}): TabView {
+    return new TabView(this, tabId, options);
+  }
+
+  /** The absolute URL of an API path with a query. */
+  url(path: string, query: RequestOptions['query'] = {}): string {
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) search.set(name, String(value));
+    }
+    const text = search.toString();
+    return `${this.baseUrl}${path}${text ? `?${text}` : ''}`;
+  }
+
+  /** Headers every request carries (the API key). */
+  authHeaders(): Record<string, string> {
+    return this.apiKey === null ? {} : { authorization: `Bearer ${this.apiKey}` };
+  }
+
+  /** A fetch with this client's fetch; failures to connect become `network` errors. */
+  async fetch(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.fetchImpl(url, init);
+    } catch (error) {
+      if (isAbort(error)) throw error;
+      throw toChunklogError(error);
+    }
+  }
+
+  private async request<T = void>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<T> {
+    const headers: Record<string, string> = { ...this.authHeaders(), ...options.headers };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    const response = await this.fetch(this.url(path, options.query), {
+      method,
+      headers,
+      body,
+      signal: options.signal,
+    });
+    if (!response.ok) throw await errorFromResponse(response);
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    try {
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    } catch (error) {
+      throw new ChunklogError('invalid_response', response.status, 'response is not JSON', {
+        cause: error,
+      });
+    }
+  }
+}
+
+/** A client of the gateway at `options.baseUrl`. */
+export function createClient(options: ChunklogClientOptions): ChunklogClient {
+  return new ChunklogClient(options);
+}
+
+function tabPath(tabId: string): string {
+  return `/v1/tabs/${encodeURIComponent(tabId)}`;
+}

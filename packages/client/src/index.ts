@@ -1,0 +1,37 @@
+export type {
+  Chunk,
+  ChunkPage,
+  LiveEvent,
+  OpenChunk,
+  RenderGroup,
+  Tab,
+  TabConfig,
+  TabStatus,
+  Usage,
+  WindowChunk,
+} from '@chunklog/chunk-core';
+export { ChunkWindow } from '@chunklog/chunk-core';
+export {
+  ChunklogClient,
+  type ChunklogClientOptions,
+  type ChunkPageQuery,
+  type CreateTabInput,
+  createClient,
+  type MessageAccepted,
+  type MessageMode,
+  type SendMessageInput,
+  type StreamTicket,
+  type TabContext,
+  type TabList,
+  type WebSocketConstructor,
+} from './client';
+export { type ApiErrorCode, ChunklogError } from './errors';
+export type { StreamEvent } from './resume-filter';
+export {
+  type BackoffOptions,
+  type StreamState,
+  TabStream,
+  type TabStreamOptions,
+} from './tab-stream';
+export { TabView, type TabViewOptions, type TabViewSnapshot } from './tab-view';
+export type { StreamTransport } from './transports';

@@ -1,0 +1,233 @@
+import {
+  type Chunk,
+  ChunkWindow,
+  emptyUsage,
+  type OpenChunk,
+  type RenderGroup,
+  type TabStatus,
+} from '@chunklog/chunk-core';
+import type { ChunklogClient } from './client';
+import { type ChunklogError, toChunklogError } from './errors';
+import type { StreamEvent } from './resume-filter';
+import type { StreamState, TabStream, TabStreamOptions } from './tab-stream';
+
+export interface TabViewOptions {
+  /** Chunks held before the oldest are evicted; the live turn and open blocks stay (default 500). */
+  limit?: number;
+  /** Chunks per page fetched (the first one and each `loadOlder`; default 100, at most 500). */
+  pageSize?: number;
+  /** Options of the underlying stream (transport, ticket, backoff); `after` is the view's. */
+  stream?: Omit<TabStreamOptions, 'after'>;
+}
+
+/** What a view shows: one immutable object per change, the same object until the next one. */
+export interface TabViewSnapshot {
+  readonly tabId: string;
+  /** The window as render groups (bubbles): sealed chunks in seq order, open blocks last. */
+  readonly groups: readonly RenderGroup[];
+  /** The sealed chunks held, ascending by seq. */
+  readonly chunks: readonly Chunk[];
+  /** The blocks streaming now, their text so far. */
+  readonly openBlocks: readonly OpenChunk[];
+  /** The turn running now, as far as the stream has told. */
+  readonly liveTurnId: string | null;
+  /** The tab's status, once the stream is live (null before). */
+  readonly status: TabStatus | null;
+  /** True until the first page arrived. */
+  readonly loading: boolean;
+  /** True when older chunks exist than the oldest held: `loadOlder()` fetches them. */
+  readonly hasOlder: boolean;
+  readonly loadingOlder: boolean;
+  /** The stream's connection state. */
+  readonly connection: StreamState;
+  /** The last error that stopped the view or a page load; null when all is well. */
+  readonly error: ChunklogError | null;
+}
+
+/**
+ * A tab as a UI shows it: chunk-core's `ChunkWindow` fed by the tail page, older pages and the
+ * live stream, evicting its oldest chunks beyond `limit` (never the live turn or an open block).
+ * `subscribe` / `getSnapshot` follow the external-store contract, so React's
+ * `useSyncExternalStore`, a Svelte store (`subscribe` that calls back at once) and plain JS bind
+ * to it directly. The first subscriber starts it; `close()` stops it.
+ */
+export class TabView {
+  /** The window itself, for views that read more than the snapshot carries. */
+  readonly window: ChunkWindow;
+  private readonly pageSize: number;
+  private readonly listeners = new Set<() => void>();
+  private stream: TabStream | null = null;
+  private started = false;
+  private closed = false;
+  private loading = true;
+  private loadingOlder: Promise<boolean> | null = null;
+  private status: TabStatus | null = null;
+  private error: ChunklogError | null = null;
+  private version = 0;
+  private snapshot: { version: number; value: TabViewSnapshot } | null = null;
+
+  constructor(
+    private readonly client: ChunklogClient,
+    readonly tabId: string,
+    private readonly options: TabViewOptions = {},
+  ) {
+    this.window = new ChunkWindow({ limit: options.limit ?? 500 });
+    this.pageSize = Math.min(options.pageSize ?? 100, 500, this.window.limit);
+    this.window.subscribe(() => this.changed());
+  }
+
+  /**
+   * Calls `listener` after every change; returns the unsubscribe. The first subscriber starts
+   * the view. (Svelte's store contract also wants the value at once: use `toStore()`.)
+   */
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    void this.start();
+    return () => {
+      this.listeners.delete(listener);
+    };
+  };
+
+  /** The current snapshot; the same object until something changes. */
+  getSnapshot = (): TabViewSnapshot => {
+    if (this.snapshot?.version === this.version) return this.snapshot.value;
+    const value: TabViewSnapshot = Object.freeze({
+      tabId: this.tabId,
+      groups: this.window.renderGroups(),
+      chunks: this.window.chunks(),
+      openBlocks: this.window.openBlocks(),
+      liveTurnId: this.window.liveTurnId(),
+      status: this.status,
+      loading: this.loading,
+      hasOlder: this.window.nextPageBefore() !== null,
+      loadingOlder: this.loadingOlder !== null,
+      connection: this.stream?.state ?? 'idle',
+      error: this.error,
+    });
+    this.snapshot = { version: this.version, value };
+    return value;
+  };
+
+  /** A Svelte store: `subscribe(run)` calls `run` with the snapshot now and on every change. */
+  toStore(): { subscribe(run: (snapshot: TabViewSnapshot) => void): () => void } {
+    return {
+      subscribe: (run) => {
+        run(this.getSnapshot());
+        return this.subscribe(() => run(this.getSnapshot()));
+      },
+    };
+  }
+
+  /** Loads the tail page and opens the stream after it; resolves once the page is shown. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    try {
+      const page = await this.client.chunks(this.tabId, { limit: this.pageSize });
+      if (this.closed) return;
+      this.window.applyPage(page);
+    } catch (error) {
+      this.fail(error);
+      return;
+    } finally {
+      this.loading = false;
+      this.changed();
+    }
+    const stream = this.client.stream(this.tabId, {
+      ...this.options.stream,
+      after: this.window.newestLoadedSeq() ?? 0,
+    });
+    this.stream = stream;
+    stream.on('state', () => this.changed());
+    stream.on('end', (error) => {
+      if (error) this.fail(error);
+    });
+    stream.on('event', (event) => this.apply(event));
+  }
+
+  /**
+   * Fetches the page before the oldest chunk held. Resolves true when still older chunks exist.
+   * Concurrent calls share one fetch. Pages loaded this way are kept until the next live seal
+   * or `trim()` evicts beyond the limit again.
+   */
+  loadOlder(): Promise<boolean> {
+    if (this.loadingOlder !== null) return this.loadingOlder;
+    const before = this.window.nextPageBefore();
+    if (before === null) return Promise.resolve(false);
+    const load = (async () => {
+      try {
+        const page = await this.client.chunks(this.tabId, {
+          limit: this.pageSize,
+          ...(before === undefined ? {} : { before }),
+        });
+        if (!this.closed) this.window.applyPage(page);
+      } catch (error) {
+        this.error = toChunklogError(error);
+      } finally {
+        this.loadingOlder = null;
+        this.changed();
+      }
+      return this.window.nextPageBefore() !== null;
+    })();
+    this.loadingOlder = load;
+    this.changed();
+    return load;
+  }
+
+  /** Evicts the oldest chunks beyond the limit now (e.g. once the user is back at the end). */
+  trim(): number {
+    return this.window.evict();
+  }
+
+  /** Stops the stream; the snapshot stays readable. */
+  close(): void {
+    this.closed = true;
+    this.stream?.close();
+  }
+
+  private apply(event: StreamEvent): void {
+    switch (event.event) {
+      case 'stream-live': {
+        this.status = event.data.status;
+        const held = this.window.liveTurnId();
+        const active = event.data.activeTurnId;
+        // turn-start and turn-done are live only: one that passed while the stream was away (or
+        // before the view opened) is taken from the tab's status, so the window pins the right
+        // turn. The usage of a missed turn-done is unknown here; the window does not keep it.
+        if (held !== null && held !== active) {
+          this.window.applyEvent({
+            event: 'turn-done',
+            data: { tabId: this.tabId, turnId: held, reason: 'completed', usage: emptyUsage() },
+          });
+        }
+        if (active !== null && held !== active) {
+          this.window.applyEvent({
+            event: 'turn-start',
+            data: { tabId: this.tabId, turnId: active },
+          });
+        }
+        this.changed();
+        return;
+      }
+      case 'stream-end':
+        return;
+      case 'turn-start':
+        this.status = 'running';
+        break;
+      case 'turn-done':
+        this.status = 'idle';
+        break;
+    }
+    this.window.applyEvent(event);
+  }
+
+  private fail(error: unknown): void {
+    this.error = toChunklogError(error);
+    this.changed();
+  }
+
+  private changed(): void {
+    this.version += 1;
+    for (const listener of [...this.listeners]) listener();
+  }
+}
