@@ -1,0 +1,79 @@
+/**
+ * Builds the publishable package into dist/package: one ESM bundle (chunk-core bundled in; zod,
+ * which chunk-core's schemas and the declarations use, stays a dependency), the declarations of the client
+ * and of chunk-core, a package.json without workspace dependencies, and the README.
+ * Publish or pack that folder: `npm pack packages/client/dist/package`.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'dist', 'package');
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+await build({
+  configFile: false,
+  root,
+  logLevel: 'warn',
+  build: {
+    lib: { entry: 'src/index.ts', formats: ['es'], fileName: () => 'index.js' },
+    outDir: out,
+    emptyOutDir: true,
+    target: 'es2022',
+    minify: false,
+    sourcemap: true,
+    rolldownOptions: {
+      external: ['zod'],
+      // chunk-core declares its schemas at module level: those the client never reaches go.
+      treeshake: { moduleSideEffects: (id) => !id.includes('/packages/chunk-core/') },
+    },
+  },
+});
+
+const tsc = join(root, '..', '..', 'node_modules', '.bin', 'tsc');
+execFileSync(tsc, ['-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+
+// The declarations import chunk-core by package name and their siblings without an extension:
+// point both at files that ship, so every moduleResolution (bundler, node16, nodenext) reads them.
+const types = join(out, 'types');
+const coreIndex = join(types, 'chunk-core', 'src', 'index.js');
+for (const file of walk(types)) {
+  if (!file.endsWith('.d.ts')) continue;
+  const text = readFileSync(file, 'utf8')
+    .replace(/from '@chunklog\/chunk-core'/g, () => `from '${relativeImport(file, coreIndex)}'`)
+    .replace(/from '(\.\.?\/[^']+?)'/g, (match, path) =>
+      path.endsWith('.js') ? match : `from '${path}.js'`,
+    );
+  writeFileSync(file, text);
+}
+
+const published = {
+  name: manifest.name,
+  version: manifest.version,
+  description: manifest.description,
+  license: manifest.license,
+  type: 'module',
+  exports: { '.': { types: './types/client/src/index.d.ts', default: './index.js' } },
+  types: './types/client/src/index.d.ts',
+  sideEffects: false,
+  dependencies: { zod: manifest.dependencies.zod },
+  engines: { node: '>=20.0.0' },
+};
+writeFileSync(join(out, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);
+copyFileSync(join(root, 'README.md'), join(out, 'README.md'));
+
+function* walk(folder) {
+  for (const name of readdirSync(folder)) {
+    const path = join(folder, name);
+    if (statSync(path).isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
+
+function relativeImport(from, to) {
+  const path = relative(dirname(from), to).split('\\').join('/');
+  return path.startsWith('.') ? path : `./${path}`;
+}

@@ -1,0 +1,7 @@
+export { type FlakyProxy, type FlakyProxyOptions, startFlakyProxy } from './flaky-proxy';
+export {
+  type GatewayProcess,
+  type RealGateway,
+  type RealGatewayOptions,
+  startRealGateway,
+} from './real-gateway';
