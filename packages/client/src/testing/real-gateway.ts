@@ -1,15 +1,22 @@
 /**
  * The real product for client tests, in this process: the gateway over HTTP on a free port, one
- * worker running turns against the Anthropic simulator through the real SDK, on PGlite and the
- * in-process bus (the all-in-one run mode's parts), with the limits and clock a test needs.
+ * worker running turns against the Anthropic simulator through the real SDK, on Postgres and
+ * NATS (a database and a subject prefix of its own) when they are reachable, else on PGlite and
+ * the in-process bus (the all-in-one run mode's parts), with the limits and clock a test needs.
  */
 import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { createLogger, createWorker } from '@chunklog/agent-worker';
 import { createSimulator } from '@chunklog/anthropic-sim';
-import { type Bus, createMemoryBus } from '@chunklog/bus';
+import { type Bus, createMemoryBus, createNatsBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway, type GatewayLimits } from '@chunklog/gateway';
-import { type ChunkStore, createPgliteStore } from '@chunklog/store';
+import { type ChunkStore, createPgliteStore, createPostgresStore } from '@chunklog/store';
+import {
+  createTestDatabase,
+  testNatsUrl,
+  testPostgresUrl,
+  testSubjectPrefix,
+} from '@chunklog/test-infra';
 
 export interface RealGatewayOptions {
   /** With a key the gateway runs with auth on (`Authorization` or a stream ticket). */
@@ -41,12 +48,27 @@ export async function startRealGateway(options: RealGatewayOptions = {}): Promis
     for (const closer of closers.splice(0).reverse()) await closer().catch(() => {});
   };
   try {
-    const store = createPgliteStore();
-    closers.push(() => store.close());
+    const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
+    let store: ChunkStore;
+    let bus: Bus;
+    if (postgresUrl && natsUrl) {
+      const database = await createTestDatabase(postgresUrl);
+      closers.push(() => database.drop());
+      store = createPostgresStore({ url: database.url });
+      closers.push(() => store.close());
+      bus = await createNatsBus({
+        servers: natsUrl,
+        subjectPrefix: testSubjectPrefix(),
+        logger: quiet,
+      });
+    } else {
+      store = createPgliteStore();
+      closers.push(() => store.close());
+      bus = createMemoryBus({ logger: quiet });
+    }
+    closers.push(() => bus.close());
     await store.migrate();
     await bootstrapApiKeys(store, options.apiKey && `client-test:${options.apiKey}`);
-    const bus = createMemoryBus({ logger: quiet });
-    closers.push(() => bus.close());
     const simulator = await createSimulator({ logger: () => {} });
     closers.push(() => simulator.close());
     const worker = createWorker({

@@ -1,0 +1,163 @@
+import type { Chunk } from '@chunklog/chunk-core';
+import { sleep } from '@chunklog/test-infra';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChunklogClient } from './client';
+import type { TabView, TabViewSnapshot } from './tab-view';
+import { type FlakyProxy, type RealGateway, startFlakyProxy, startRealGateway } from './testing';
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+async function storedLog(client: ChunklogClient, tabId: string): Promise<Map<number, Chunk>> {
+  const chunks = new Map<number, Chunk>();
+  let after = 0;
+  for (;;) {
+    const page = await client.chunks(tabId, { after, limit: 500 });
+    for (const chunk of page.chunks) chunks.set(chunk.seq, chunk);
+    after = page.chunks.at(-1)?.seq ?? after;
+    if (!page.hasMore) return chunks;
+  }
+}
+
+async function runToIdle(client: ChunklogClient, tabId: string, text: string) {
+  const before = (await client.getTab(tabId)).lastSeq;
+  await client.sendMessage(tabId, { text });
+  await waitFor('the turn to end', async () => {
+    const tab = await client.getTab(tabId);
+    return tab.status === 'idle' && tab.lastSeq > before + 1;
+  });
+}
+
+/** Every snapshot a view publishes, in order. */
+function snapshots(view: TabView): TabViewSnapshot[] {
+  const seen: TabViewSnapshot[] = [];
+  view.subscribe(() => {
+    const snapshot = view.getSnapshot();
+    if (seen.at(-1) !== snapshot) seen.push(snapshot);
+  });
+  return seen;
+}
+
+/** The window's invariants: one contiguous seq range, no chunk twice, equal to the stored log. */
+function expectSound(snapshot: TabViewSnapshot, log: Map<number, Chunk>) {
+  const seqs = snapshot.chunks.map((chunk) => chunk.seq);
+  const first = seqs[0] ?? 0;
+  expect(seqs).toEqual(seqs.map((_, index) => first + index));
+  expect(new Set(snapshot.chunks.map((chunk) => chunk.id)).size).toBe(seqs.length);
+  for (const chunk of snapshot.chunks) expect(chunk).toEqual(log.get(chunk.seq));
+  const sealedById = new Map([...log.values()].map((chunk) => [chunk.id, chunk]));
+  for (const open of snapshot.openBlocks) {
+    const sealed = sealedById.get(open.id);
+    if (sealed?.type === 'text') expect(sealed.data.text.startsWith(open.text)).toBe(true);
+  }
+}
+
+describe('TabView against a real gateway', () => {
+  let gateway: RealGateway;
+  let direct: ChunklogClient;
+  let proxy: FlakyProxy;
+
+  beforeAll(async () => {
+    gateway = await startRealGateway();
+    direct = new ChunklogClient({ baseUrl: gateway.url });
+    proxy = await startFlakyProxy({ target: gateway.url });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await gateway.close();
+  });
+
+  it('joins pages and live events without a duplicate or a hole, across a dropped connection', async () => {
+    const tab = await direct.createTab({ title: 'pages and live' });
+    for (const n of [1, 2, 3]) await runToIdle(direct, tab.id, `[[sim: words 20]] history ${n}`);
+    await direct.sendMessage(tab.id, { text: '[[sim: words 500]] [[sim: rate 400]] long answer' });
+    await waitFor('the answer to stream', async () => (await direct.getTab(tab.id)).lastSeq >= 7);
+
+    const view = new ChunklogClient({ baseUrl: proxy.url }).view(tab.id, {
+      limit: 4,
+      pageSize: 2,
+      stream: { backoff: { initialMs: 10, maxMs: 100 } },
+    });
+    const seen = snapshots(view);
+    await waitFor('live', () => view.getSnapshot().connection === 'live');
+    await waitFor('text streaming', () => view.getSnapshot().openBlocks.some((b) => b.text));
+    proxy.dropAll();
+    // Scroll to the top while the answer streams: pages and seals meet in one window.
+    while (await view.loadOlder().catch(() => true)) {}
+    const top = view.getSnapshot();
+    expect(top.hasOlder).toBe(false);
+    expect(top.chunks[0]?.seq).toBe(1);
+
+    await waitFor('the turn to end', async () => (await direct.getTab(tab.id)).status === 'idle');
+    const log = await storedLog(direct, tab.id);
+    await waitFor('the last seal', () => view.getSnapshot().chunks.at(-1)?.seq === log.size);
+    expect(view.getSnapshot().connection).toBe('live');
+    expect(seen.some((snapshot) => snapshot.connection === 'reconnecting')).toBe(true);
+    for (const snapshot of seen) expectSound(snapshot, log);
+    expect(view.getSnapshot().openBlocks).toEqual([]);
+    // The turn's end let the window evict down to its limit again, at chunk grain.
+    await waitFor('the turn to end in the view', () => view.getSnapshot().liveTurnId === null);
+    const tail = [...log.keys()].slice(-4);
+    expect(view.getSnapshot().chunks.map((chunk) => chunk.seq)).toEqual(tail);
+    expect(view.getSnapshot().hasOlder).toBe(true);
+    view.close();
+  });
+
+  it('evicts at chunk grain beyond its limit but never the live turn or an open block', async () => {
+    const tab = await direct.createTab({ title: 'long turn' });
+    await runToIdle(direct, tab.id, '[[sim: words 10]] before');
+    const view = direct.view(tab.id, { limit: 3, pageSize: 3 });
+    const seen = snapshots(view);
+    await waitFor('live', () => view.getSnapshot().connection === 'live');
+    await runToIdle(
+      direct,
+      tab.id,
+      '[[sim: tool calculator {"expression":"6*7"}]] [[sim: steps 6]] [[sim: words 40]] [[sim: rate 400]] agentic',
+    );
+    const log = await storedLog(direct, tab.id);
+    await waitFor('the last seal', () => view.getSnapshot().chunks.at(-1)?.seq === log.size);
+    const liveTurn = log.get(log.size)?.turnId;
+    const turnSeqs = [...log.values()].filter((c) => c.turnId === liveTurn).map((c) => c.seq);
+    expect(turnSeqs.length).toBeGreaterThan(6);
+    for (const snapshot of seen) {
+      expectSound(snapshot, log);
+      if (snapshot.liveTurnId !== liveTurn) continue;
+      // While the turn runs, every chunk of it sealed so far is held.
+      const newest = snapshot.chunks.at(-1)?.seq ?? 0;
+      const held = new Set(snapshot.chunks.map((chunk) => chunk.seq));
+      for (const seq of turnSeqs) if (seq <= newest) expect(held.has(seq), `seq ${seq}`).toBe(true);
+    }
+    // The earlier turn went once the window was over its limit; the live one never did.
+    expect(
+      seen.some((snapshot) => snapshot.chunks.length > 3 && snapshot.liveTurnId === liveTurn),
+    ).toBe(true);
+    expect(view.getSnapshot().chunks[0]?.seq).toBeGreaterThan(1);
+    expect(view.getSnapshot().liveTurnId).toBeNull();
+    view.trim();
+    expect(view.getSnapshot().chunks.length).toBe(3);
+    view.close();
+  });
+
+  it('keeps one snapshot object until something changes (useSyncExternalStore, Svelte stores)', async () => {
+    const tab = await direct.createTab({ title: 'snapshots' });
+    const view = direct.view(tab.id);
+    const values: TabViewSnapshot[] = [];
+    const unsubscribe = view.toStore().subscribe((snapshot) => values.push(snapshot));
+    expect(values).toHaveLength(1);
+    await waitFor('live', () => view.getSnapshot().connection === 'live');
+    const live = view.getSnapshot();
+    expect(view.getSnapshot()).toBe(live);
+    expect(Object.isFrozen(live)).toBe(true);
+    await runToIdle(direct, tab.id, '[[sim: words 5]] hi');
+    await waitFor('two chunks', () => view.getSnapshot().chunks.length === 2);
+    expect(view.getSnapshot()).not.toBe(live);
+    expect(view.getSnapshot().status).toBe('idle');
+    unsubscribe();
+    view.close();
+  });
+});
