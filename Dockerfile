@@ -13,9 +13,12 @@ COPY packages/test-infra/package.json packages/test-infra/
 COPY services/agent-worker/package.json services/agent-worker/
 COPY services/gateway/package.json services/gateway/
 COPY services/all-in-one/package.json services/all-in-one/
+COPY apps/web/package.json apps/web/
 # Dev dependencies are included on purpose: the services run TypeScript through tsx.
 RUN npm ci --include=dev --no-audit --no-fund
 COPY . .
+# The chat app the gateway serves at /; `npm start` finds it built and starts at once.
+RUN npm run build:web
 # The all-in-one default keeps its PGlite data in /data (mount a volume there), writable by the
 # unprivileged user the services run as. In a container it must listen beyond loopback, which it
 # only does with API_KEYS set: docker run -e HOST=0.0.0.0 -e API_KEYS=me:secret -p 8787:8787

@@ -35,6 +35,7 @@ import { messageRoutes } from './routes/message-routes';
 import { streamRoutes } from './routes/stream-routes';
 import { tabRoutes } from './routes/tab-routes';
 import { TabEventHub } from './streams/tab-event-hub';
+import { webAppPlugin } from './web-app-plugin';
 
 /** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
 export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';
@@ -242,6 +243,7 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(messageRoutes, { context });
   await app.register(chunkRoutes, { context });
   await app.register(streamRoutes, { context });
+  await app.register(webAppPlugin);
   return app;
 }
 

@@ -1,0 +1,205 @@
+/**
+ * The chat in a real Chromium against the product started as the README starts it (`npm start`,
+ * auth off): what the screen shows is checked against the stored log.
+ */
+import { sleep } from '@chunklog/test-infra';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium } from './support/browser';
+import {
+  ApiReader,
+  createTabInPage,
+  expectScreenToEqualLog,
+  openText,
+  sampleOpenText,
+  sendInPage,
+  squash,
+  waitForOpenText,
+} from './support/chat-page';
+import { type Product, startProduct } from './support/product';
+
+let product: Product;
+let browser: Browser;
+let api: ApiReader;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  [product, browser] = await Promise.all([startProduct(), launchChromium()]);
+  api = new ApiReader(product.url);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await product?.stop();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  page = await context.newPage();
+  await page.goto(product.url);
+});
+
+afterEach(async () => {
+  await context.close();
+});
+
+/** Every sample is a prefix of the final text, and the samples grow: it streamed, in order. */
+function expectStreamedPrefixes(samples: string[], final: string): void {
+  const squashed = samples.map(squash);
+  for (const sample of squashed) expect(squash(final).startsWith(sample)).toBe(true);
+  for (let index = 1; index < squashed.length; index += 1) {
+    expect(squashed[index]!.length).toBeGreaterThanOrEqual(squashed[index - 1]!.length);
+  }
+  expect(new Set(squashed.map((sample) => sample.length)).size).toBeGreaterThan(3);
+}
+
+describe('the chat', () => {
+  it('serves the app at / and keeps JSON 404s for unknown API routes', async () => {
+    expect(await page.title()).toBe('chunklog');
+    const response = await fetch(`${product.url}/v1/no-such-route`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error: { code: 'not_found' } });
+  });
+
+  it('streams an answer in as it is typed, and the screen then equals the stored log', async () => {
+    const tabId = await createTabInPage(page, 'streaming');
+    await sendInPage(page, 'Tell me a story. [[sim: words 150]] [[sim: rate 80]]');
+    const samples = await sampleOpenText(page);
+    const stored = await expectScreenToEqualLog(page, api, tabId);
+    expect(stored).toHaveLength(2);
+    expectStreamedPrefixes(samples, stored[1]!.text);
+    expect((await api.tab(tabId)).lastSeq).toBe(2);
+  });
+
+  it('loses and doubles nothing when the page reloads in the middle of an answer', async () => {
+    const tabId = await createTabInPage(page, 'reload');
+    await sendInPage(page, '[[sim: words 250]] [[sim: rate 60]]');
+    await waitForOpenText(page, 40);
+    await page.reload();
+    const samples = await sampleOpenText(page);
+    const stored = await expectScreenToEqualLog(page, api, tabId);
+    // After the reload the block came back with its text so far, then went on.
+    expect(squash(samples[0] ?? '').length).toBeGreaterThan(30);
+    expectStreamedPrefixes(samples, stored[1]!.text);
+  });
+
+  it('shows the connection dropping mid-block and recovers every character', async () => {
+    const tabId = await createTabInPage(page, 'offline');
+    await sendInPage(page, '[[sim: words 300]] [[sim: rate 60]]');
+    await waitForOpenText(page, 30);
+    await context.setOffline(true);
+    await page.waitForSelector('[data-testid=connection]:not(:has-text("Live"))', {
+      timeout: 20_000,
+    });
+    const before = (await openText(page)) ?? '';
+    await sleep(1500);
+    await context.setOffline(false);
+    await page.waitForSelector('[data-testid=connection]:has-text("Live")', { timeout: 30_000 });
+    const stored = await expectScreenToEqualLog(page, api, tabId);
+    expect(squash(stored[1]!.text).startsWith(squash(before))).toBe(true);
+  });
+
+  it('renders a thinking and tool-call turn with each call paired with its result', async () => {
+    const tabId = await createTabInPage(page, 'tools', { thinking: true });
+    await sendInPage(
+      page,
+      '[[sim: think "plan first"]] [[sim: tool calculator {"expression":"6*7"}]] [[sim: tool get_time]]',
+    );
+    await api.idle(tabId, 3);
+    const chunks = await api.chunks(tabId);
+    const calls = chunks.flatMap((chunk) => (chunk.type === 'tool_call' ? [chunk] : []));
+    const results = chunks.flatMap((chunk) => (chunk.type === 'tool_result' ? [chunk] : []));
+    expect(calls).toHaveLength(2);
+    expect(chunks.some((chunk) => chunk.type === 'thinking')).toBe(true);
+    await page.waitForFunction(
+      (count) => document.querySelectorAll('[data-testid=tool-result]').length === count,
+      results.length,
+    );
+    for (const call of calls) {
+      const card = page.locator(`[data-testid=tool-call][data-call-id="${call.data.callId}"]`);
+      await expect(card.locator('.tool-name').textContent()).resolves.toBe(call.data.name);
+      const result = results.find((chunk) => chunk.data.callId === call.data.callId)!;
+      const shown = await card.locator('[data-testid=tool-result] pre').textContent();
+      expect(JSON.parse(shown ?? 'null')).toEqual(result.data.result);
+    }
+    // Thinking is collapsed once sealed, and opens from the keyboard.
+    const thinking = page.locator('[data-testid=thinking]').first();
+    expect(await thinking.getAttribute('open')).toBeNull();
+    await thinking.locator('summary').focus();
+    await page.keyboard.press('Enter');
+    expect(await thinking.textContent()).toContain('plan first');
+  });
+
+  it('renders Markdown and never runs the HTML in it', async () => {
+    const tabId = await createTabInPage(page, 'markdown');
+    const hostile =
+      "**bold** <img src=x onerror='window.__pwned=1'> <script>window.__pwned=2</script> " +
+      "<a href='javascript:window.__pwned=3'>click</a> [link](javascript:window.__pwned=4)";
+    await sendInPage(page, `${hostile} [[sim: text "${hostile.replaceAll('"', "'")}"]]`);
+    await api.idle(tabId, 2);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
+    const markdown = page.locator('[data-testid=text]');
+    for (const index of [0, 1]) {
+      const html = await markdown.nth(index).innerHTML();
+      expect(html).toContain('<strong>bold</strong>');
+      expect(html).not.toMatch(/<script|<img|onerror|javascript:/i);
+    }
+    for (const link of await markdown.locator('a').all()) await link.click({ force: true });
+    await sleep(300);
+    expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  /** Sends a message in `mode` while a 60-word answer streams; the text chunks once all is answered. */
+  async function sendWhileAnswering(mode: 'interrupt' | 'enqueue', reply: string) {
+    const tabId = await createTabInPage(page, mode);
+    await sendInPage(page, '[[sim: words 60]] [[sim: rate 40]]');
+    await page.waitForSelector('[data-testid=open-text]');
+    await page.check(`input[value=${mode}]`);
+    await sendInPage(page, `And this. [[sim: text "${reply}"]]`);
+    await page.waitForSelector(`text=${reply}`, { timeout: 60_000 });
+    await api.idle(tabId, 4);
+    const texts = (await api.chunks(tabId)).flatMap((chunk) =>
+      chunk.type === 'text' ? [chunk] : [],
+    );
+    expect(texts.map((chunk) => chunk.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(texts[3]!.data.text).toBe(reply);
+    return texts;
+  }
+
+  it('folds an interrupting message into the running turn', async () => {
+    const texts = await sendWhileAnswering('interrupt', 'the new answer');
+    // An interrupt joins the turn that was running; the answer goes on from it.
+    expect(new Set(texts.map((chunk) => chunk.turnId)).size).toBe(1);
+  });
+
+  it('queues a message until the running answer is done', async () => {
+    const texts = await sendWhileAnswering('enqueue', 'queued answer');
+    // A queued message waits for the running turn to end and runs a turn of its own.
+    expect(texts[1]!.data.interrupted).toBeUndefined();
+    expect(texts[1]!.data.text.trim().split(/\s+/)).toHaveLength(60);
+    expect(texts[2]!.turnId).not.toBe(texts[1]!.turnId);
+  });
+
+  it('refuses a message in reject mode while a turn runs, and Stop ends the turn', async () => {
+    const tabId = await createTabInPage(page, 'stop');
+    await sendInPage(page, '[[sim: words 400]] [[sim: rate 40]]');
+    await page.waitForSelector('[data-testid=open-text]');
+    await page.check('input[value=reject]');
+    await sendInPage(page, 'not now');
+    await page.waitForSelector('[role=alert]:has-text("Not sent")');
+    expect(await page.inputValue('#composer-text')).toBe('not now');
+
+    const stop = page.getByRole('button', { name: 'Stop', exact: true });
+    await stop.click();
+    const tab = await api.idle(tabId, 2);
+    await stop.waitFor({ state: 'detached' });
+    const chunks = await api.chunks(tabId);
+    expect(chunks.filter((chunk) => chunk.type === 'text' && chunk.role === 'user')).toHaveLength(
+      1,
+    );
+    const answer = chunks.find((chunk) => chunk.type === 'text' && chunk.role === 'assistant');
+    if (answer?.type === 'text') expect(answer.data.interrupted).toBe(true);
+    expect(tab.status).toBe('idle');
+  });
+});

@@ -1,0 +1,66 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+
+/** Where `npm run build -w @chunklog/web` puts the chat app (the root `start` scripts run it). */
+export const defaultWebAppDir = fileURLToPath(new URL('../../../apps/web/dist', import.meta.url));
+
+const contentTypes: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const notBuilt = `<!doctype html><meta charset="utf-8"><title>chunklog</title>
+<p>The chat app is not built. Run <code>npm run build -w @chunklog/web</code> (the root
+<code>npm start</code> does) and restart. The API is at <a href="/docs">/docs</a>.</p>`;
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name.startsWith('.')) return [];
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+/**
+ * Serves the built chat app: `/` is its index.html and each built file has its own route, read
+ * into memory once at start (a Vite build is a few hundred KB). Only those exact paths are
+ * routes, so every other URL, /v1 ones included, still gets the API's JSON 404; the routes are
+ * public (the app itself asks for a key when the API wants one) and left out of the OpenAPI
+ * document.
+ */
+export async function webAppPlugin(
+  app: FastifyInstance,
+  options: { dir?: string } = {},
+): Promise<void> {
+  const dir = options.dir ?? defaultWebAppDir;
+  const config = { auth: 'public' as const, rateLimit: false as const };
+  const schema = { hide: true };
+  if (!existsSync(join(dir, 'index.html'))) {
+    app.log.warn({ dir }, 'web app not built: / serves a note instead');
+    app.get('/', { config, schema }, (_request, reply) =>
+      reply.type(contentTypes['.html'] ?? 'text/html').send(notBuilt),
+    );
+    return;
+  }
+  for (const file of filesUnder(dir)) {
+    const path = `/${relative(dir, file).split(sep).join('/')}`;
+    const body = readFileSync(file);
+    const type = contentTypes[extname(file)] ?? 'application/octet-stream';
+    // Vite names built assets by content hash; index.html names the current ones.
+    const cache = path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache';
+    const route = path === '/index.html' ? '/' : path;
+    app.get(route, { config, schema }, (_request, reply) =>
+      reply.type(type).header('cache-control', cache).send(body),
+    );
+  }
+}
