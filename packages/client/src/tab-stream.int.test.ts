@@ -7,30 +7,20 @@ import { ChunklogClient, type WebSocketConstructor } from './client';
 import { ChunklogError } from './errors';
 import type { StreamEvent } from './resume-filter';
 import type { TabStream } from './tab-stream';
-import { type FlakyProxy, type RealGateway, startFlakyProxy, startRealGateway } from './testing';
+import {
+  type FlakyProxy,
+  type RealGateway,
+  readLog,
+  startFlakyProxy,
+  startRealGateway,
+  waitFor,
+} from './testing';
 
 /** Where each connection is cut: bytes from the server, drawn from a seed a failing run names. */
 function dropPoints(seed: number): () => number {
   const points = fc.sample(fc.integer({ min: 300, max: 6_300 }), { seed, numRuns: 1_000 });
   let next = 0;
   return () => points[next++ % points.length] ?? 1_000;
-}
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-async function storedLog(client: ChunklogClient, tabId: string): Promise<Chunk[]> {
-  const chunks: Chunk[] = [];
-  for (;;) {
-    const page = await client.chunks(tabId, { after: chunks.at(-1)?.seq ?? 0, limit: 500 });
-    chunks.push(...page.chunks);
-    if (!page.hasMore) return chunks;
-  }
 }
 
 /** Waits until the tab ran every message sent to it and is idle. */
@@ -123,7 +113,7 @@ describe('TabStream against a real gateway', () => {
         await direct.sendMessage(tab.id, { text, mode: 'enqueue' });
       }
       await waitIdle(direct, tab.id, 8);
-      const log = await storedLog(direct, tab.id);
+      const log = await readLog(direct, tab.id);
       await waitFor(
         `seq ${log.at(-1)?.seq} (seed ${seed})`,
         () => stream.lastSeq === log.at(-1)?.seq,
@@ -151,7 +141,7 @@ describe('TabStream against a real gateway', () => {
     await waitIdle(direct, tab.id, 2);
     await direct.sendMessage(tab.id, { text: 'and again' });
     await waitIdle(direct, tab.id, 4);
-    const log = await storedLog(direct, tab.id);
+    const log = await readLog(direct, tab.id);
     await waitFor('the last seal', () => stream.lastSeq === log.at(-1)?.seq);
     const ends = recorded.events.filter((event) => event.event === 'stream-end');
     expect(ends.map((event) => event.data.reason)).toEqual(['shutdown']);
@@ -252,7 +242,7 @@ describe('TabStream tickets against a real gateway with API keys', () => {
       expect(tickets).toEqual([201, 201]);
       await client.sendMessage(tab.id, { text: 'after the drop' });
       await waitIdle(client, tab.id, 4);
-      const log = await storedLog(client, tab.id);
+      const log = await readLog(client, tab.id);
       await waitFor('the last seal', () => stream.lastSeq === log.at(-1)?.seq);
       expectExactlyOnce(recorded, log);
       expect(opens).toEqual(expectedOpens);

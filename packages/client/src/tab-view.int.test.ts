@@ -1,27 +1,18 @@
 import type { Chunk } from '@chunklog/chunk-core';
-import { sleep } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChunklogClient } from './client';
 import type { TabView, TabViewSnapshot } from './tab-view';
-import { type FlakyProxy, type RealGateway, startFlakyProxy, startRealGateway } from './testing';
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+import {
+  type FlakyProxy,
+  type RealGateway,
+  readLog,
+  startFlakyProxy,
+  startRealGateway,
+  waitFor,
+} from './testing';
 
 async function storedLog(client: ChunklogClient, tabId: string): Promise<Map<number, Chunk>> {
-  const chunks = new Map<number, Chunk>();
-  let after = 0;
-  for (;;) {
-    const page = await client.chunks(tabId, { after, limit: 500 });
-    for (const chunk of page.chunks) chunks.set(chunk.seq, chunk);
-    after = page.chunks.at(-1)?.seq ?? after;
-    if (!page.hasMore) return chunks;
-  }
+  return new Map((await readLog(client, tabId)).map((chunk) => [chunk.seq, chunk]));
 }
 
 async function runToIdle(client: ChunklogClient, tabId: string, text: string) {

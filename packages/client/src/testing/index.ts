@@ -5,3 +5,4 @@ export {
   type RealGatewayOptions,
   startRealGateway,
 } from './real-gateway';
+export { readLog, waitFor } from './wait';

@@ -1,0 +1,151 @@
+/**
+ * The published package, as a stranger gets it: built, packed with npm, installed from the
+ * tarball into a folder outside this repository, and used there by a plain Node script (and
+ * type-checked as a TypeScript consumer) against a real gateway.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChunklogClient } from './client';
+import { type RealGateway, readLog, startRealGateway } from './testing';
+
+const run = promisify(execFile);
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const repositoryRoot = resolve(packageRoot, '..', '..');
+
+const chatScript = `
+import { createClient } from '@chunklog/client';
+
+const client = createClient({ baseUrl: process.env.CHUNKLOG_URL, apiKey: process.env.CHUNKLOG_KEY });
+const tab = await client.createTab({ title: 'packed' });
+let text = '';
+for await (const event of client.stream(tab.id)) {
+  if (event.event === 'stream-live') await client.sendMessage(tab.id, { text: process.argv[2] });
+  if (event.event === 'chunk-delta') text += event.data.text;
+  if (event.event === 'turn-done') break;
+}
+console.log(JSON.stringify({ tabId: tab.id, text }));
+`;
+
+const typedConsumer = `
+import { ChunklogError, createClient, type Tab, type TabViewSnapshot } from '@chunklog/client';
+
+const client = createClient({ baseUrl: 'http://127.0.0.1:8787' });
+export async function newest(): Promise<number> {
+  const tab: Tab = await client.createTab();
+  // @ts-expect-error lastSeq is a number: were the declarations unresolved (any), this would fail
+  const wrong: string = tab.lastSeq;
+  const view = client.view(tab.id, { limit: 100 });
+  const snapshot: TabViewSnapshot = view.getSnapshot();
+  const first = snapshot.groups[0]?.chunks[0];
+  if (first && !first.open && first.type === 'tool_call') return first.data.arguments ? 1 : 0;
+  try {
+    await client.sendMessage(tab.id, { text: 'hi', mode: 'enqueue' });
+  } catch (error) {
+    if (error instanceof ChunklogError && error.code === 'conflict') return error.status;
+  }
+  return tab.lastSeq + wrong.length;
+}
+`;
+
+describe('the packed package', () => {
+  const apiKey = `ck_${crypto.randomUUID()}`;
+  let gateway: RealGateway;
+  let consumer: string;
+
+  beforeAll(async () => {
+    gateway = await startRealGateway({ apiKey });
+    consumer = mkdtempSync(join(tmpdir(), 'chunklog-client-consumer-'));
+    await run('npm', ['run', 'build'], { cwd: packageRoot });
+    await run(
+      'npm',
+      ['pack', join(packageRoot, 'dist', 'package'), '--pack-destination', consumer],
+      {
+        cwd: consumer,
+      },
+    );
+    const tarball = readdirSync(consumer).find((name) => name.endsWith('.tgz'));
+    if (!tarball) throw new Error('npm pack wrote no tarball');
+    writeFileSync(
+      join(consumer, 'package.json'),
+      JSON.stringify({ type: 'module', private: true }),
+    );
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], {
+      cwd: consumer,
+    });
+  }, 300_000);
+  afterAll(async () => {
+    await gateway?.close();
+    if (consumer) rmSync(consumer, { recursive: true, force: true });
+  });
+
+  it('installs with nothing from this repository and chats from a plain Node script', async () => {
+    const installed = readdirSync(join(consumer, 'node_modules', '@chunklog'));
+    expect(installed).toEqual(['client']);
+    writeFileSync(join(consumer, 'chat.mjs'), chatScript);
+    const { stdout } = await run('node', ['chat.mjs', '[[sim: words 40]] hello from outside'], {
+      cwd: consumer,
+      env: { ...process.env, CHUNKLOG_URL: gateway.url, CHUNKLOG_KEY: apiKey },
+    });
+    const { tabId, text } = JSON.parse(stdout) as { tabId: string; text: string };
+    const log = await readLog(new ChunklogClient({ baseUrl: gateway.url, apiKey }), tabId);
+    const answer = log.find((chunk) => chunk.role === 'assistant' && chunk.type === 'text');
+    expect(answer?.type === 'text' && answer.data.text).toBe(text);
+    expect(text.split(' ')).toHaveLength(40);
+  });
+
+  it('bundles into a plain Vite page for browsers, with nothing of Node in it', async () => {
+    const page = join(consumer, 'page');
+    mkdirSync(page, { recursive: true });
+    writeFileSync(
+      join(page, 'index.html'),
+      '<!doctype html><pre id="out"></pre><script type="module" src="./main.js"></script>',
+    );
+    writeFileSync(
+      join(page, 'main.js'),
+      `import { createClient } from '@chunklog/client';
+const client = createClient({ baseUrl: location.origin });
+const view = client.view(new URLSearchParams(location.search).get('tab'));
+view.subscribe(() => { document.getElementById('out').textContent = JSON.stringify(view.getSnapshot().groups); });
+`,
+    );
+    const vite = join(repositoryRoot, 'node_modules', '.bin', 'vite');
+    await run(vite, ['build', page, '--outDir', join(page, 'dist'), '--logLevel', 'warn'], {
+      cwd: consumer,
+    });
+    const assets = readdirSync(join(page, 'dist', 'assets')).filter((name) => name.endsWith('.js'));
+    expect(assets).toHaveLength(1);
+    const bundle = readFileSync(join(page, 'dist', 'assets', assets[0] ?? ''), 'utf8');
+    expect(bundle).toContain('text/event-stream');
+    expect(bundle).not.toMatch(/\bnode:|require\(|process\.env|Buffer\./);
+  });
+
+  it('type-checks a TypeScript consumer under nodenext resolution with its declarations', async () => {
+    writeFileSync(join(consumer, 'consumer.ts'), typedConsumer);
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: [],
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    const tsc = join(repositoryRoot, 'node_modules', '.bin', 'tsc');
+    const result = await run(tsc, ['-p', consumer]).then(
+      () => '',
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(result).toBe('');
+  });
+});
