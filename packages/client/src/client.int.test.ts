@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChunklogClient } from './client';
+import { ChunklogError } from './errors';
+import { type RealGateway, readLog, startRealGateway, waitFor } from './testing';
+
+/** The rejection of `promise`, which must reject. */
+async function failure(promise: Promise<unknown>): Promise<ChunklogError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (rejection: unknown) => rejection,
+  );
+  expect(error).toBeInstanceOf(ChunklogError);
+  return error as ChunklogError;
+}
+
+describe('ChunklogClient against a real gateway with API keys', () => {
+  const apiKey = `ck_${crypto.randomUUID()}`;
+  let gateway: RealGateway;
+  let client: ChunklogClient;
+
+  beforeAll(async () => {
+    gateway = await startRealGateway({ apiKey });
+    client = new ChunklogClient({ baseUrl: `${gateway.url}/`, apiKey });
+  });
+  afterAll(() => gateway.close());
+
+  it('creates, reads, lists page by page and deletes tabs', async () => {
+    const created = [];
+    for (const n of [1, 2, 3, 4, 5]) {
+      created.push(await client.createTab({ title: `tab ${n}`, config: { maxSteps: 3 } }));
+    }
+    expect(created[0]).toMatchObject({ title: 'tab 1', config: { maxSteps: 3 }, lastSeq: 0 });
+    expect(await client.getTab(created[2]?.id ?? '')).toEqual(created[2]);
+    const first = await client.listTabs({ limit: 2 });
+    expect(first.tabs).toHaveLength(2);
+    expect(first.nextCursor).not.toBeNull();
+    const all = [];
+    for await (const tab of client.tabs({ pageSize: 2 })) all.push(tab.id);
+    expect(all).toEqual(created.map((tab) => tab.id).reverse());
+    await client.deleteTab(created[0]?.id ?? '');
+    expect(await failure(client.getTab(created[0]?.id ?? ''))).toMatchObject({
+      code: 'not_found',
+      status: 404,
+    });
+  });
+
+  it('sends messages with an Idempotency-Key and a mode, cancels, and reads pages and context', async () => {
+    const tab = await client.createTab({ title: 'messages' });
+    const sent = await client.sendMessage(tab.id, {
+      text: '[[sim: words 300]] [[sim: rate 100]] slow',
+      idempotencyKey: 'first',
+    });
+    const retried = await client.sendMessage(tab.id, {
+      text: '[[sim: words 300]] [[sim: rate 100]] slow',
+      idempotencyKey: 'first',
+    });
+    expect(retried.chunkId).toBe(sent.chunkId);
+    await waitFor(
+      'the turn to run',
+      async () => (await client.getTab(tab.id)).status === 'running',
+    );
+    const refused = await failure(client.sendMessage(tab.id, { text: 'not now', mode: 'reject' }));
+    expect(refused).toMatchObject({ code: 'conflict', status: 409 });
+    await client.cancel(tab.id);
+    await waitFor('the cancel', async () => (await client.getTab(tab.id)).status === 'idle');
+    const log = await readLog(client, tab.id);
+    expect(log.filter((chunk) => chunk.id === sent.chunkId)).toHaveLength(1);
+    // Stopped: no complete 300-word answer was stored.
+    const answers = log.filter((chunk) => chunk.role === 'assistant' && chunk.type === 'text');
+    for (const answer of answers) {
+      expect(answer.type === 'text' && answer.data.text.split(' ').length).toBeLessThan(300);
+    }
+
+    const tail = await client.chunks(tab.id, { limit: 1 });
+    expect(tail.chunks.map((chunk) => chunk.seq)).toEqual([log.length]);
+    expect(tail.hasMore).toBe(log.length > 1);
+    const older = await client.chunks(tab.id, { before: log.length, limit: 500 });
+    expect([...older.chunks, ...tail.chunks]).toEqual(log);
+    const context = await client.context(tab.id);
+    expect(context.source).toBe('worker');
+    expect(context.request.messages[0]?.role).toBe('user');
+    const ticket = await client.streamTicket(tab.id);
+    expect(ticket.expiresAt).toBeGreaterThan(Date.now());
+  });
+
+  it('reports the API error code and status of a refused request', async () => {
+    const tab = await client.createTab();
+    const invalid = await failure(client.sendMessage(tab.id, { text: '   ' }));
+    expect(invalid).toMatchObject({ code: 'invalid_input', status: 400, retryable: false });
+    const stranger = new ChunklogClient({ baseUrl: gateway.url, apiKey: 'not a key' });
+    expect(await failure(stranger.listTabs())).toMatchObject({ code: 'unauthorized', status: 401 });
+    const nobody = new ChunklogClient({ baseUrl: 'http://127.0.0.1:9', apiKey });
+    expect(await failure(nobody.listTabs())).toMatchObject({
+      code: 'network',
+      status: 0,
+      retryable: true,
+    });
+  });
+});
