@@ -134,6 +134,42 @@ describe('TabView against a real gateway', () => {
     view.close();
   });
 
+  it('with evictNewer, scrolls a deep tab to seq 1 and back holding at most a limit and a page', async () => {
+    const tab = await direct.createTab({ title: 'deep' });
+    await runToIdle(
+      direct,
+      tab.id,
+      '[[sim: tool calculator {"expression":"1+1"}]] [[sim: steps 20]] [[sim: words 5]] deep',
+    );
+    const depth = (await direct.getTab(tab.id)).lastSeq;
+    expect(depth).toBeGreaterThan(40);
+    const view = direct.view(tab.id, { limit: 10, pageSize: 5, evictNewer: true });
+    const seen = snapshots(view);
+    await waitFor('live', () => view.getSnapshot().connection === 'live');
+    while (await view.loadOlder()) {}
+    expect(view.getSnapshot()).toMatchObject({ hasOlder: false, following: false, hasNewer: true });
+    expect(view.getSnapshot().chunks.map((chunk) => chunk.seq)).toEqual(
+      Array.from({ length: 10 }, (_, index) => index + 1),
+    );
+
+    // A turn runs while the view is far from the live end: it is told, its chunks wait.
+    await direct.sendMessage(tab.id, { text: '[[sim: words 200]] [[sim: rate 400]] meanwhile' });
+    await waitFor('the running turn', () => view.getSnapshot().liveTurnId !== null);
+    expect(view.getSnapshot().chunks.at(-1)?.seq).toBe(10);
+    while (await view.loadNewer()) {}
+    expect(view.getSnapshot().following).toBe(true);
+    await waitFor('the turn to end', async () => (await direct.getTab(tab.id)).status === 'idle');
+    const log = await storedLog(direct, tab.id);
+    await waitFor('the last seal', () => view.getSnapshot().chunks.at(-1)?.seq === log.size);
+    await waitFor('the turn to end in the view', () => view.getSnapshot().liveTurnId === null);
+    for (const snapshot of seen) {
+      expectSound(snapshot, log);
+      expect(snapshot.chunks.length).toBeLessThanOrEqual(15);
+    }
+    expect(view.getSnapshot().chunks.map((chunk) => chunk.seq)).toEqual([...log.keys()].slice(-10));
+    view.close();
+  });
+
   it('keeps one snapshot object until something changes (useSyncExternalStore, Svelte stores)', async () => {
     const tab = await direct.createTab({ title: 'snapshots' });
     const view = direct.view(tab.id);

@@ -18,6 +18,13 @@ export interface TabViewOptions {
   pageSize?: number;
   /** Options of the underlying stream (transport, ticket, backoff); `after` is the view's. */
   stream?: Omit<TabStreamOptions, 'after'>;
+  /**
+   * Keep the limit while scrolling back too (default false): when `loadOlder()` takes the window
+   * past its limit, the newest chunks go instead and the view stops following the live end
+   * (`following: false`); `loadNewer()` pages forward again and follows live once it reaches
+   * the end. Without it, older pages stay until the next live seal or `trim()`.
+   */
+  evictNewer?: boolean;
 }
 
 /** What a view shows: one immutable object per change, the same object until the next one. */
@@ -38,6 +45,14 @@ export interface TabViewSnapshot {
   /** True when older chunks exist than the oldest held: `loadOlder()` fetches them. */
   readonly hasOlder: boolean;
   readonly loadingOlder: boolean;
+  /**
+   * True while the window holds the live end of the tab (seals and open blocks arrive live).
+   * False after `evictNewer` dropped the newest chunks: `loadNewer()` fetches them.
+   */
+  readonly following: boolean;
+  /** True when newer chunks exist than the newest held (`!following`). */
+  readonly hasNewer: boolean;
+  readonly loadingNewer: boolean;
   /** The stream's connection state. */
   readonly connection: StreamState;
   /** The last error that stopped the view or a page load; null when all is well. */
@@ -52,8 +67,9 @@ export interface TabViewSnapshot {
  * to it directly. The first subscriber starts it; `close()` stops it.
  */
 export class TabView {
-  /** The window itself, for views that read more than the snapshot carries. */
-  readonly window: ChunkWindow;
+  private current: ChunkWindow;
+  private unsubscribeWindow: () => void;
+  private readonly limit: number;
   private readonly pageSize: number;
   private readonly listeners = new Set<() => void>();
   private stream: TabStream | null = null;
@@ -61,6 +77,10 @@ export class TabView {
   private closed = false;
   private loading = true;
   private loadingOlder: Promise<boolean> | null = null;
+  private loadingNewer: Promise<boolean> | null = null;
+  private following = true;
+  /** While not following: the running turn, as the stream tells it. */
+  private detachedLiveTurn: string | null = null;
   private status: TabStatus | null = null;
   private error: ChunklogError | null = null;
   private version = 0;
@@ -71,9 +91,15 @@ export class TabView {
     readonly tabId: string,
     private readonly options: TabViewOptions = {},
   ) {
-    this.window = new ChunkWindow({ limit: options.limit ?? 500 });
-    this.pageSize = Math.min(options.pageSize ?? 100, 500, this.window.limit);
-    this.window.subscribe(() => this.changed());
+    this.current = new ChunkWindow({ limit: options.limit ?? 500 });
+    this.limit = this.current.limit;
+    this.pageSize = Math.min(options.pageSize ?? 100, 500, this.limit);
+    this.unsubscribeWindow = this.current.subscribe(() => this.changed());
+  }
+
+  /** The window itself, for views that read more than the snapshot carries. */
+  get window(): ChunkWindow {
+    return this.current;
   }
 
   /**
@@ -96,11 +122,14 @@ export class TabView {
       groups: this.window.renderGroups(),
       chunks: this.window.chunks(),
       openBlocks: this.window.openBlocks(),
-      liveTurnId: this.window.liveTurnId(),
+      liveTurnId: this.following ? this.window.liveTurnId() : this.detachedLiveTurn,
       status: this.status,
       loading: this.loading,
       hasOlder: this.window.nextPageBefore() !== null,
       loadingOlder: this.loadingOlder !== null,
+      following: this.following,
+      hasNewer: !this.following,
+      loadingNewer: this.loadingNewer !== null,
       connection: this.stream?.state ?? 'idle',
       error: this.error,
     });
@@ -133,6 +162,13 @@ export class TabView {
       this.loading = false;
       this.changed();
     }
+    this.follow();
+  }
+
+  /** Streams live events into the window from its newest chunk on. */
+  private follow(): void {
+    this.stream?.close();
+    this.following = true;
     const stream = this.client.stream(this.tabId, {
       ...this.options.stream,
       after: this.window.newestLoadedSeq() ?? 0,
@@ -148,7 +184,8 @@ export class TabView {
   /**
    * Fetches the page before the oldest chunk held. Resolves true when still older chunks exist.
    * Concurrent calls share one fetch. Pages loaded this way are kept until the next live seal
-   * or `trim()` evicts beyond the limit again.
+   * or `trim()` evicts beyond the limit again, or, with `evictNewer`, push the newest chunks out
+   * at once.
    */
   loadOlder(): Promise<boolean> {
     if (this.loadingOlder !== null) return this.loadingOlder;
@@ -161,6 +198,7 @@ export class TabView {
           ...(before === undefined ? {} : { before }),
         });
         if (!this.closed) this.window.applyPage(page);
+        if (this.options.evictNewer && this.window.chunks().length > this.limit) this.detach();
       } catch (error) {
         this.error = toChunklogError(error);
       } finally {
@@ -174,9 +212,52 @@ export class TabView {
     return load;
   }
 
+  /**
+   * Fetches the page after the newest chunk held, evicting the oldest beyond the limit; at the
+   * end of the log the view follows live again. Resolves true while still newer chunks exist.
+   */
+  loadNewer(): Promise<boolean> {
+    if (this.following) return Promise.resolve(false);
+    if (this.loadingNewer !== null) return this.loadingNewer;
+    const after = this.window.newestLoadedSeq() ?? 0;
+    const load = (async () => {
+      try {
+        const page = await this.client.chunks(this.tabId, { after, limit: this.pageSize });
+        if (this.closed) return false;
+        this.window.applyPage(page, 'after');
+        this.window.evict();
+        if (!page.hasMore) this.follow();
+      } catch (error) {
+        this.error = toChunklogError(error);
+      } finally {
+        this.loadingNewer = null;
+        this.changed();
+      }
+      return !this.following;
+    })();
+    this.loadingNewer = load;
+    this.changed();
+    return load;
+  }
+
   /** Evicts the oldest chunks beyond the limit now (e.g. once the user is back at the end). */
   trim(): number {
     return this.window.evict();
+  }
+
+  /**
+   * Keeps the oldest `limit` chunks in a fresh window (ChunkWindow evicts only at its old end)
+   * and stops applying live chunks: they would not join the range held.
+   */
+  private detach(): void {
+    const kept = this.window.chunks().slice(0, this.limit);
+    const olderExist = this.window.nextPageBefore() !== null;
+    if (this.following) this.detachedLiveTurn = this.window.liveTurnId();
+    this.following = false;
+    this.unsubscribeWindow();
+    this.current = new ChunkWindow({ limit: this.limit });
+    this.current.applyPage({ chunks: kept, total: kept.length, hasMore: olderExist });
+    this.unsubscribeWindow = this.current.subscribe(() => this.changed());
   }
 
   /** Stops the stream; the snapshot stays readable. */
@@ -186,6 +267,10 @@ export class TabView {
   }
 
   private apply(event: StreamEvent): void {
+    if (!this.following) {
+      this.track(event);
+      return;
+    }
     switch (event.event) {
       case 'stream-live': {
         this.status = event.data.status;
@@ -219,6 +304,23 @@ export class TabView {
         break;
     }
     this.window.applyEvent(event);
+  }
+
+  /** While not following: the tab's status and running turn only; chunks wait for loadNewer. */
+  private track(event: StreamEvent): void {
+    if (event.event === 'stream-live') {
+      this.status = event.data.status;
+      this.detachedLiveTurn = event.data.activeTurnId;
+    } else if (event.event === 'turn-start') {
+      this.status = 'running';
+      this.detachedLiveTurn = event.data.turnId;
+    } else if (event.event === 'turn-done') {
+      this.status = 'idle';
+      if (this.detachedLiveTurn === event.data.turnId) this.detachedLiveTurn = null;
+    } else {
+      return;
+    }
+    this.changed();
   }
 
   private fail(error: unknown): void {
