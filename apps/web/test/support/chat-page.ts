@@ -32,7 +32,7 @@ export function renderedTexts(page: Page): Promise<RenderedText[]> {
   return page.$$eval('[data-testid=text]', (elements) =>
     elements.map((element) => ({
       seq: Number((element as HTMLElement).dataset.seq),
-      text: element.textContent ?? '',
+      text: (element.textContent ?? '').trim(),
     })),
   );
 }
