@@ -24,6 +24,7 @@ log.info(
 const auth = app.authOff ? '' : ' -H "Authorization: Bearer <your key>"';
 process.stderr.write(`
 chunklog is running at ${app.url}
+  chat:  ${app.url}/ (open it in a browser)
   data:  ${config.DATA_DIR} (PGlite)
   model: ${model}
   auth:  ${app.authOff ? 'OFF (loopback only; set API_KEYS=tenant:key to require keys)' : 'API keys required'}

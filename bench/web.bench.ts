@@ -1,0 +1,157 @@
+/**
+ * The chat in Chromium (`npm run bench web`): the JS heap and DOM of scrolling a deep tab to its
+ * first chunk and back, with the window's limits and without them in the same run; long tasks
+ * while an answer streams; and how long a deep tab takes to show its last page against a
+ * shallow one. The product runs as `npm start` does, on tabs seeded through the store API.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../apps/web/test/support/browser';
+import { type Product, startProduct } from '../apps/web/test/support/product';
+import { seedTabs } from '../apps/web/test/support/seed';
+
+const DEEP = 100_000;
+const LONG_TURN = 20_000;
+const SHALLOW = 10;
+/** Pages of the API's largest size, so a scroll through 100,000 chunks takes 200 of them. */
+const PAGE = 500;
+const STREAM_SECONDS = 30;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+async function heapMb(page: Page): Promise<number> {
+  const session = await page.context().newCDPSession(page);
+  await session.send('HeapProfiler.collectGarbage');
+  const { usedSize } = await session.send('Runtime.getHeapUsage');
+  await session.detach();
+  return usedSize / 2 ** 20;
+}
+
+const domNodes = (page: Page) => page.evaluate(() => document.getElementsByTagName('*').length);
+
+const seqsOnScreen = (page: Page) =>
+  page.$$eval('[data-testid=text]', (elements) =>
+    elements.map((element) => Number((element as HTMLElement).dataset.seq)),
+  );
+
+/** Opens the tab and waits for its last chunk on screen; ms from navigation to that moment. */
+async function openTab(page: Page, url: string, lastSeq: number): Promise<number> {
+  await page.goto(url);
+  await page.waitForSelector(`[data-seq="${lastSeq}"]`, { timeout: 120_000 });
+  return page.evaluate(() => performance.now());
+}
+
+/** Scrolls to seq 1 and back to `lastSeq`; the heap after it and the DOM's peak node count. */
+async function scrollThrough(
+  browser: Browser,
+  url: string,
+  lastSeq: number,
+): Promise<{ heapMb: number; peakNodes: number }> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await openTab(page, url, lastSeq);
+  const viewport = page.getByRole('log', { name: 'Messages' });
+  let peakNodes = await domNodes(page);
+  while (!(await seqsOnScreen(page)).includes(1)) {
+    await viewport.evaluate((element) => {
+      element.scrollTop = 0;
+    });
+    await page.waitForTimeout(20);
+    peakNodes = Math.max(peakNodes, await domNodes(page));
+  }
+  await viewport.focus();
+  while (!(await seqsOnScreen(page)).includes(lastSeq)) {
+    await page.keyboard.press('End');
+    await page.waitForTimeout(20);
+    peakNodes = Math.max(peakNodes, await domNodes(page));
+  }
+  const heap = await heapMb(page);
+  await page.close();
+  return { heapMb: heap, peakNodes };
+}
+
+/** Main-thread tasks over 50 ms while an answer streams at 200 tokens/s. */
+async function longTasksWhileStreaming(browser: Browser, url: string): Promise<number> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await page.goto(url);
+  await page.evaluate(() => {
+    const tasks: number[] = [];
+    (window as { __longTasks?: number[] }).__longTasks = tasks;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) tasks.push(entry.duration);
+    }).observe({ type: 'longtask' });
+  });
+  await page.fill('#new-tab-title', 'streaming');
+  await page.click('button:has-text("New tab")');
+  await page.waitForSelector('[data-testid=connection]:has-text("Live")');
+  await page.fill('#composer-text', `[[sim: words ${STREAM_SECONDS * 200}]] [[sim: rate 200]]`);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[data-testid=open-text]');
+  await page.waitForSelector('[data-testid=open-text]', {
+    state: 'detached',
+    timeout: (STREAM_SECONDS + 60) * 1000,
+  });
+  const tasks = await page.evaluate(() => (window as { __longTasks?: number[] }).__longTasks!);
+  await page.close();
+  return tasks.length;
+}
+
+export default async function webBench(): Promise<Record<string, number>> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'chunklog-web-bench-'));
+  const started = Date.now();
+  const [deep, longTurn, shallow] = await seedTabs(dataDir, [
+    { title: 'deep', depth: DEEP },
+    { title: 'one long turn', depth: LONG_TURN, turnLength: LONG_TURN },
+    { title: 'shallow', depth: SHALLOW },
+  ]);
+  console.log(`seeded ${DEEP + LONG_TURN + SHALLOW} chunks in ${Date.now() - started} ms`);
+  let product: Product | null = null;
+  let browser: Browser | null = null;
+  try {
+    [product, browser] = await Promise.all([startProduct({ dataDir }), launchChromium()]);
+    const tabUrl = (tabId: string, query = '') =>
+      `${product!.url}/?page=${PAGE}${query}#/tabs/${tabId}`;
+
+    const deepScroll = await scrollThrough(browser, tabUrl(deep!), DEEP);
+    const deepUnbounded = await scrollThrough(browser, tabUrl(deep!, '&window=unbounded'), DEEP);
+    const turn = await scrollThrough(browser, tabUrl(longTurn!), LONG_TURN);
+    const turnUnbounded = await scrollThrough(
+      browser,
+      tabUrl(longTurn!, '&window=unbounded'),
+      LONG_TURN,
+    );
+
+    const paint = async (tabId: string, lastSeq: number) => {
+      const times: number[] = [];
+      for (let run = 0; run < 5; run += 1) {
+        const page = await browser!.newPage({ viewport: { width: 1200, height: 800 } });
+        times.push(await openTab(page, `${product!.url}/#/tabs/${tabId}`, lastSeq));
+        await page.close();
+      }
+      return median(times);
+    };
+    const deepPaint = await paint(deep!, DEEP);
+    const shallowPaint = await paint(shallow!, SHALLOW);
+    const longTasks = await longTasksWhileStreaming(browser, product.url);
+
+    return {
+      'web.heap_mb.deep_scroll': deepScroll.heapMb,
+      'web.heap_mb.unbounded': deepUnbounded.heapMb,
+      'web.heap_ratio.deep_scroll': deepScroll.heapMb / deepUnbounded.heapMb,
+      'web.dom_nodes.deep_scroll': deepScroll.peakNodes,
+      'web.dom_nodes.unbounded': deepUnbounded.peakNodes,
+      'web.heap_mb.long_turn': turn.heapMb,
+      'web.heap_mb.long_turn_unbounded': turnUnbounded.heapMb,
+      'web.heap_ratio.long_turn': turn.heapMb / turnUnbounded.heapMb,
+      'web.stream.long_tasks': longTasks,
+      'web.first_paint_ms.deep_tab': deepPaint,
+      'web.first_paint_ms.shallow_tab': shallowPaint,
+      'web.first_paint_ratio.deep_over_shallow': deepPaint / shallowPaint,
+    };
+  } finally {
+    await browser?.close();
+    await product?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
