@@ -11,6 +11,7 @@ export type {
   WindowChunk,
 } from '@chunklog/chunk-core';
 export { ChunkWindow } from '@chunklog/chunk-core';
+export type { BackoffOptions } from './backoff';
 export {
   ChunklogClient,
   type ChunklogClientOptions,
@@ -28,7 +29,6 @@ export {
 export { type ApiErrorCode, ChunklogError } from './errors';
 export type { StreamEvent } from './resume-filter';
 export {
-  type BackoffOptions,
   type StreamState,
   TabStream,
   type TabStreamOptions,

@@ -1,5 +1,6 @@
 import { STREAM_EVENT_NAMES } from '@chunklog/chunk-core';
 import { AsyncQueue } from './async-queue';
+import { type BackoffOptions, backoffDelay, sleep } from './backoff';
 import type { ChunklogClient, StreamTicket } from './client';
 import { type ChunklogError, isAbort, toChunklogError } from './errors';
 import { ResumeFilter, type StreamEvent } from './resume-filter';
@@ -12,14 +13,6 @@ import {
 
 /** `connecting` (first connection), `live` (caught up), `reconnecting`, `closed`. */
 export type StreamState = 'idle' | 'connecting' | 'live' | 'reconnecting' | 'closed';
-
-/** Reconnect delays: exponential from `initialMs` up to `maxMs`, each drawn with jitter. */
-export interface BackoffOptions {
-  initialMs?: number;
-  maxMs?: number;
-  /** A number in [0, 1); `Math.random` by default. */
-  random?: () => number;
-}
 
 export interface TabStreamOptions {
   /** Deliver seals with a seq above this (default 0: the whole log, then live). */
@@ -182,7 +175,7 @@ export class TabStream implements AsyncIterable<StreamEvent> {
       if (this.closer.signal.aborted) return;
       this.setState('reconnecting');
       failures += 1;
-      await this.sleep(retryAfterMs ?? this.backoffDelay(failures));
+      await sleep(retryAfterMs ?? backoffDelay(failures, this.options.backoff), this.closer.signal);
     }
   }
 
@@ -211,27 +204,6 @@ export class TabStream implements AsyncIterable<StreamEvent> {
       fetch: (url, init) => this.client.fetch(url, init),
       WebSocket: this.client.WebSocket,
     };
-  }
-
-  /** Exponential with "equal jitter": half the step fixed, half drawn at random. */
-  private backoffDelay(failures: number): number {
-    const initial = this.options.backoff?.initialMs ?? 250;
-    const max = this.options.backoff?.maxMs ?? 10_000;
-    const random = this.options.backoff?.random ?? Math.random;
-    const step = Math.min(max, initial * 2 ** Math.min(failures - 1, 20));
-    return step / 2 + random() * (step / 2);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.closer.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.closer.signal.addEventListener('abort', done);
-    });
   }
 
   private emit(event: StreamEvent): void {

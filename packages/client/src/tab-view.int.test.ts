@@ -170,6 +170,28 @@ describe('TabView against a real gateway', () => {
     view.close();
   });
 
+  it('retries its first page while the gateway cannot be reached, showing the error meanwhile', async () => {
+    const tab = await direct.createTab({ title: 'late gateway' });
+    await runToIdle(direct, tab.id, '[[sim: words 5]] hello');
+    const unreachable = await startFlakyProxy({ target: 'http://127.0.0.1:9' });
+    try {
+      const view = new ChunklogClient({ baseUrl: unreachable.url }).view(tab.id, {
+        stream: { backoff: { initialMs: 20, maxMs: 100 } },
+      });
+      const seen = snapshots(view);
+      await waitFor('the error', () => view.getSnapshot().error?.code === 'network');
+      expect(view.getSnapshot().loading).toBe(true);
+      unreachable.target = gateway.url;
+      await waitFor('live', () => view.getSnapshot().connection === 'live');
+      expect(view.getSnapshot()).toMatchObject({ error: null, loading: false });
+      expect(view.getSnapshot().chunks).toHaveLength(2);
+      expect(seen.filter((snapshot) => snapshot.error !== null).length).toBeGreaterThan(0);
+      view.close();
+    } finally {
+      await unreachable.close();
+    }
+  });
+
   it('keeps one snapshot object until something changes (useSyncExternalStore, Svelte stores)', async () => {
     const tab = await direct.createTab({ title: 'snapshots' });
     const view = direct.view(tab.id);
@@ -183,7 +205,9 @@ describe('TabView against a real gateway', () => {
     await runToIdle(direct, tab.id, '[[sim: words 5]] hi');
     await waitFor('two chunks', () => view.getSnapshot().chunks.length === 2);
     expect(view.getSnapshot()).not.toBe(live);
-    expect(view.getSnapshot().status).toBe('idle');
+    // turn-done follows the last seal on the stream.
+    await waitFor('the turn to end', () => view.getSnapshot().status === 'idle');
+    expect(values.map((snapshot) => snapshot.status)).toContain('running');
     unsubscribe();
     view.close();
   });

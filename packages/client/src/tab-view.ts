@@ -6,6 +6,7 @@ import {
   type RenderGroup,
   type TabStatus,
 } from '@chunklog/chunk-core';
+import { backoffDelay, sleep } from './backoff';
 import type { ChunklogClient } from './client';
 import { type ChunklogError, toChunklogError } from './errors';
 import type { StreamEvent } from './resume-filter';
@@ -75,6 +76,7 @@ export class TabView {
   private stream: TabStream | null = null;
   private started = false;
   private closed = false;
+  private readonly closing = new AbortController();
   private loading = true;
   private loadingOlder: Promise<boolean> | null = null;
   private loadingNewer: Promise<boolean> | null = null;
@@ -147,22 +149,35 @@ export class TabView {
     };
   }
 
-  /** Loads the tail page and opens the stream after it; resolves once the page is shown. */
+  /**
+   * Loads the tail page and opens the stream after it; resolves once the page is shown. A tail
+   * page that fails to load for a reason that may pass (no answer, 429, 5xx) is tried again
+   * with the stream's backoff, its error shown in the snapshot meanwhile.
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    try {
-      const page = await this.client.chunks(this.tabId, { limit: this.pageSize });
-      if (this.closed) return;
-      this.window.applyPage(page);
-    } catch (error) {
-      this.fail(error);
-      return;
-    } finally {
-      this.loading = false;
-      this.changed();
+    for (let failures = 1; !this.closed; failures += 1) {
+      try {
+        const page = await this.client.chunks(this.tabId, { limit: this.pageSize });
+        if (this.closed) return;
+        this.window.applyPage(page);
+        this.error = null;
+        break;
+      } catch (error) {
+        const failure = toChunklogError(error);
+        if (!failure.retryable) this.loading = false;
+        this.fail(failure);
+        if (!failure.retryable) return;
+        await sleep(
+          failure.retryAfterMs ?? backoffDelay(failures, this.options.stream?.backoff),
+          this.closing.signal,
+        );
+      }
     }
-    this.follow();
+    this.loading = false;
+    this.changed();
+    if (!this.closed) this.follow();
   }
 
   /** Streams live events into the window from its newest chunk on. */
@@ -198,6 +213,7 @@ export class TabView {
           ...(before === undefined ? {} : { before }),
         });
         if (!this.closed) this.window.applyPage(page);
+        this.error = null;
         if (this.options.evictNewer && this.window.chunks().length > this.limit) this.detach();
       } catch (error) {
         this.error = toChunklogError(error);
@@ -225,6 +241,7 @@ export class TabView {
         const page = await this.client.chunks(this.tabId, { after, limit: this.pageSize });
         if (this.closed) return false;
         this.window.applyPage(page, 'after');
+        this.error = null;
         this.window.evict();
         if (!page.hasMore) this.follow();
       } catch (error) {
@@ -263,6 +280,7 @@ export class TabView {
   /** Stops the stream; the snapshot stays readable. */
   close(): void {
     this.closed = true;
+    this.closing.abort();
     this.stream?.close();
   }
 
