@@ -165,21 +165,28 @@ describe('TabStream against a real gateway', () => {
     expect(stream.state).toBe('closed');
   });
 
-  it('fails with the API error when the tab does not exist, without retrying', async () => {
-    const stream = direct.stream(crypto.randomUUID(), { backoff: fastBackoff });
-    const iteration = (async () => {
-      for await (const _event of stream) {
-        // nothing arrives
-      }
-    })();
-    const error = await iteration.then(
-      () => null,
-      (failure: unknown) => failure,
-    );
-    expect(error).toBeInstanceOf(ChunklogError);
-    expect(error).toMatchObject({ code: 'not_found', status: 404 });
-    expect(stream.connections).toBe(1);
-  });
+  it.each(['sse', 'websocket'] as const)(
+    'fails with the API error when the tab does not exist, without retrying (%s)',
+    async (transport) => {
+      const client = new ChunklogClient({
+        baseUrl: gateway.url,
+        WebSocket: WebSocket as unknown as WebSocketConstructor,
+      });
+      const stream = client.stream(crypto.randomUUID(), { transport, backoff: fastBackoff });
+      const iteration = (async () => {
+        for await (const _event of stream) {
+          // nothing arrives
+        }
+      })();
+      const error = await iteration.then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      expect(error).toBeInstanceOf(ChunklogError);
+      expect(error).toMatchObject({ code: 'not_found', status: 404 });
+      expect(stream.connections).toBe(1);
+    },
+  );
 });
 
 describe('TabStream tickets against a real gateway with API keys', () => {
@@ -251,6 +258,22 @@ describe('TabStream tickets against a real gateway with API keys', () => {
       stream.close();
     });
   }
+
+  it('opens WebSocket streams with a ticket by default, as browsers must', async () => {
+    const { client, tickets } = countingClient();
+    const socketClient = new ChunklogClient({
+      baseUrl: client.baseUrl,
+      apiKey,
+      fetch: (input, init) => client.fetch(String(input), init ?? {}),
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+    });
+    const tab = await client.createTab();
+    const stream = socketClient.stream(tab.id, { transport: 'websocket' });
+    stream.start();
+    await waitFor('live', () => stream.state === 'live');
+    expect(tickets).toEqual([201]);
+    stream.close();
+  });
 
   it('sends the API key as a header when not asked for a ticket', async () => {
     const { client, tickets } = countingClient();

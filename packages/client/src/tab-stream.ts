@@ -65,6 +65,9 @@ export class TabStream implements AsyncIterable<StreamEvent> {
     this.filter = new ResumeFilter(options.after ?? 0);
     this.transport = options.transport ?? 'sse';
     this.useTicket = options.ticket ?? (this.transport === 'websocket' && client.apiKey !== null);
+    if (this.transport === 'websocket' && client.WebSocket === null) {
+      throw new TypeError('no WebSocket in this runtime: pass options.WebSocket to the client');
+    }
   }
 
   /** The last seq delivered: where the next connection resumes. */
@@ -134,10 +137,12 @@ export class TabStream implements AsyncIterable<StreamEvent> {
       const connection = new AbortController();
       this.connection = connection;
       let retryAfterMs: number | null = null;
+      let received = false;
       try {
         this.connectionCount += 1;
         this.filter.connected();
         for await (const wire of this.connect(await this.connectInput(connection.signal))) {
+          received = true;
           if (!knownEvents.has(wire.event)) continue;
           const verdict = this.filter.filter(wire as StreamEvent);
           if (verdict === 'gap') break;
@@ -155,7 +160,11 @@ export class TabStream implements AsyncIterable<StreamEvent> {
       } catch (error) {
         if (this.closer.signal.aborted) return;
         if (!isAbort(error)) {
-          const failure = toChunklogError(error);
+          let failure = toChunklogError(error);
+          if (this.transport === 'websocket' && !received && failure.status === 0) {
+            // A refused upgrade shows no status to a WebSocket: ask over HTTP why (404, 401).
+            failure = (await this.probe()) ?? failure;
+          }
           if (failure.status === 401 && this.useTicket && !ticketRefused) {
             // Refused although it looked valid (clocks apart, a restarted gateway's secret):
             // one more try with a fresh ticket before backing off.
@@ -176,6 +185,17 @@ export class TabStream implements AsyncIterable<StreamEvent> {
       this.setState('reconnecting');
       failures += 1;
       await sleep(retryAfterMs ?? backoffDelay(failures, this.options.backoff), this.closer.signal);
+    }
+  }
+
+  /** The API's error for this tab now (null when it reads fine or the read fails to arrive). */
+  private async probe(): Promise<ChunklogError | null> {
+    try {
+      await this.client.getTab(this.tabId, this.closer.signal);
+      return null;
+    } catch (error) {
+      const failure = toChunklogError(error);
+      return failure.retryable ? null : failure;
     }
   }
 

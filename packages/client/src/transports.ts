@@ -50,11 +50,8 @@ export async function* connectSse(input: ConnectInput): AsyncGenerator<WireStrea
 
 /** The same events over a WebSocket (frames `{ event, data, id? }`); no headers: use a ticket. */
 export function connectWebSocket(input: ConnectInput): AsyncIterable<WireStreamEvent> {
-  const WebSocketImpl = input.WebSocket;
-  if (WebSocketImpl === null) {
-    throw new ChunklogError('invalid_input', 0, 'no WebSocket: pass options.WebSocket');
-  }
-  const socket = new WebSocketImpl(input.url.replace(/^http/, 'ws'));
+  if (input.WebSocket === null) throw new TypeError('no WebSocket: pass options.WebSocket');
+  const socket = new input.WebSocket(input.url.replace(/^http/, 'ws'));
   const close = () => socket.close();
   const queue = new AsyncQueue<WireStreamEvent>(close);
   input.signal.addEventListener('abort', () => {
