@@ -51,16 +51,16 @@ async function scrollThrough(
 ): Promise<{ heapMb: number; peakNodes: number }> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   await openTab(page, url, lastSeq);
-  const viewport = page.getByRole('log', { name: 'Messages' });
   let peakNodes = await domNodes(page);
   while (!(await seqsOnScreen(page)).includes(1)) {
-    await viewport.evaluate((element) => {
-      element.scrollTop = 0;
+    await page.evaluate(() => {
+      const viewport = document.querySelector('[role=log]');
+      if (viewport) viewport.scrollTop = 0;
     });
     await page.waitForTimeout(20);
     peakNodes = Math.max(peakNodes, await domNodes(page));
   }
-  await viewport.focus();
+  await page.focus('[role=log]');
   while (!(await seqsOnScreen(page)).includes(lastSeq)) {
     await page.keyboard.press('End');
     await page.waitForTimeout(20);
@@ -68,6 +68,7 @@ async function scrollThrough(
   }
   const heap = await heapMb(page);
   await page.close();
+  console.log(`${url}: ${heap.toFixed(1)} MB, ${peakNodes} nodes at most`);
   return { heapMb: heap, peakNodes };
 }
 

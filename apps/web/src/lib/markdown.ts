@@ -30,15 +30,25 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
+/** Sealed texts render again whenever the window changes (a delta, a page): their HTML is kept. */
+const cache = new Map<string, string>();
+const CACHE_SIZE = 1000;
+
 /**
  * Chunk text is untrusted (a model, a tool, another user wrote it): Markdown becomes HTML, and
  * that HTML is sanitized before it reaches the page, so `<script>`, event handlers and
  * `javascript:` links in it are dropped rather than run.
  */
-export function renderMarkdown(text: string): string {
-  const html = marked.parse(text) as string;
-  return DOMPurify.sanitize(html, {
+export function renderMarkdown(text: string, options: { sealed: boolean }): string {
+  const cached = cache.get(text);
+  if (cached !== undefined) return cached;
+  const html = DOMPurify.sanitize(marked.parse(text) as string, {
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'img'],
     FORBID_ATTR: ['style'],
   });
+  if (options.sealed) {
+    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cache.set(text, html);
+  }
+  return html;
 }

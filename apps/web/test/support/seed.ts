@@ -13,8 +13,8 @@ export const seededText = (seq: number) =>
 
 /**
  * Creates tabs in `dataDir` for the all-in-one's local tenant (auth off): one per entry of
- * `depths`, each of user/assistant turns with `turnLength` chunks (a user text, then assistant
- * texts). Returns the tab ids in the same order.
+ * `tabs`, each of turns of `turnLength` chunks: a user text, then assistant texts in steps of
+ * four (a long agentic turn is many model steps). Returns the tab ids in the same order.
  */
 export async function seedTabs(
   dataDir: string,
@@ -37,7 +37,7 @@ export async function seedTabs(
             id: randomUUID(),
             tabId: tab.id,
             turnId,
-            step: 0,
+            step: Math.floor(position / 4),
             type: 'text',
             role: position === 0 ? 'user' : 'assistant',
             data: { text: seededText(seq) },
