@@ -182,19 +182,28 @@ export class TabView {
 
   /** Streams live events into the window from its newest chunk on. */
   private follow(): void {
-    this.stream?.close();
+    // The stream replaced is let go quietly: its end is no news to the view.
+    this.stopStream();
     this.following = true;
     const stream = this.client.stream(this.tabId, {
       ...this.options.stream,
       after: this.window.newestLoadedSeq() ?? 0,
     });
     this.stream = stream;
-    stream.on('state', () => this.changed());
-    stream.on('end', (error) => {
-      if (error) this.fail(error);
-    });
-    stream.on('event', (event) => this.apply(event));
+    const listeners = [
+      stream.on('state', () => this.changed()),
+      stream.on('end', (error) => {
+        if (error) this.fail(error);
+      }),
+      stream.on('event', (event) => this.apply(event)),
+    ];
+    this.stopStream = () => {
+      for (const off of listeners) off();
+      stream.close();
+    };
   }
+
+  private stopStream: () => void = () => {};
 
   /**
    * Fetches the page before the oldest chunk held. Resolves true when still older chunks exist.
