@@ -26,6 +26,7 @@ import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { type CorsOptions, corsPlugin } from './http/cors-plugin';
 import { errorHandlerPlugin, sendError, toHttpError } from './http/error-handler';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
+import { webAppPlugin } from './http/web-app-plugin';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
 import { observeTurns } from './metrics/turn-metrics';
 import { chunkRoutes } from './routes/chunk-routes';
@@ -35,7 +36,6 @@ import { messageRoutes } from './routes/message-routes';
 import { streamRoutes } from './routes/stream-routes';
 import { tabRoutes } from './routes/tab-routes';
 import { TabEventHub } from './streams/tab-event-hub';
-import { webAppPlugin } from './web-app-plugin';
 
 /** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
 export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';

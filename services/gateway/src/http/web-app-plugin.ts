@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 
 /** Where `npm run build -w @chunklog/web` puts the chat app (the root `start` scripts run it). */
-export const defaultWebAppDir = fileURLToPath(new URL('../../../apps/web/dist', import.meta.url));
+export const defaultWebAppDir = fileURLToPath(
+  new URL('../../../../apps/web/dist', import.meta.url),
+);
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
