@@ -98,7 +98,7 @@ describe('the packed package', () => {
     expect(text.split(' ')).toHaveLength(40);
   });
 
-  it('bundles into a plain Vite page for browsers, with nothing of Node in it', async () => {
+  it('bundles into a plain Vite page for browsers, with nothing of Node or zod in it', async () => {
     const page = join(consumer, 'page');
     mkdirSync(page, { recursive: true });
     writeFileSync(
@@ -122,6 +122,8 @@ view.subscribe(() => { document.getElementById('out').textContent = JSON.stringi
     const bundle = readFileSync(join(page, 'dist', 'assets', assets[0] ?? ''), 'utf8');
     expect(bundle).toContain('text/event-stream');
     expect(bundle).not.toMatch(/\bnode:|require\(|process\.env|Buffer\./);
+    // The client validates nothing on arrival: chunk-core's zod schemas stay out of the page.
+    expect(bundle).not.toContain('ZodError');
   });
 
   it('type-checks a TypeScript consumer under nodenext resolution with its declarations', async () => {

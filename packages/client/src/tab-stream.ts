@@ -1,4 +1,3 @@
-import { STREAM_EVENT_NAMES } from '@chunklog/chunk-core';
 import { AsyncQueue } from './async-queue';
 import { type BackoffOptions, backoffDelay, sleep } from './backoff';
 import type { ChunklogClient, StreamTicket } from './client';
@@ -35,7 +34,20 @@ type Listeners = {
   end: Set<(error: ChunklogError | null) => void>;
 };
 
-const knownEvents = new Set<string>(STREAM_EVENT_NAMES);
+/**
+ * The events a stream delivers, by name. Typed against chunk-core's event types, so the compiler
+ * holds it equal to them (chunk-core's STREAM_EVENT_NAMES is built from a zod enum: reading it
+ * would put zod into every browser bundle of the client).
+ */
+const knownEvents: Record<StreamEvent['event'], true> = {
+  'turn-start': true,
+  'chunk-open': true,
+  'chunk-delta': true,
+  'chunk-seal': true,
+  'turn-done': true,
+  'stream-live': true,
+  'stream-end': true,
+};
 
 /**
  * A tab's live events, exactly once and in order: an async iterable (`for await`) and a callback
@@ -143,7 +155,7 @@ export class TabStream implements AsyncIterable<StreamEvent> {
         this.filter.connected();
         for await (const wire of this.connect(await this.connectInput(connection.signal))) {
           received = true;
-          if (!knownEvents.has(wire.event)) continue;
+          if (!Object.hasOwn(knownEvents, wire.event)) continue;
           const verdict = this.filter.filter(wire as StreamEvent);
           if (verdict === 'gap') break;
           if (verdict === null) continue;
