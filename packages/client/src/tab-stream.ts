@@ -159,9 +159,10 @@ export class TabStream implements AsyncIterable<StreamEvent> {
           const verdict = this.filter.filter(wire as StreamEvent);
           if (verdict === 'gap') break;
           if (verdict === null) continue;
+          // Progress: a connection that delivered something backs off from the start again.
+          failures = 0;
           this.emit(verdict);
           if (verdict.event === 'stream-live') {
-            failures = 0;
             ticketRefused = false;
             this.setState('live');
           } else if (verdict.event === 'stream-end' && verdict.data.reason === 'tab_deleted') {

@@ -87,4 +87,29 @@ describe('TabStream (scripted server)', () => {
     });
     expect(states).toEqual(['connecting', 'reconnecting', 'closed']);
   });
+
+  it('backs off from the start again after a connection that delivered something', async () => {
+    const refused = () => Promise.reject(new TypeError('fetch failed'));
+    const { fetch, requests } = scriptedFetch([
+      refused,
+      refused,
+      refused,
+      () => sse(sealText(1)),
+      refused,
+    ]);
+    const client = new ChunklogClient({ baseUrl: 'http://gateway.test', fetch });
+    const stream = client.stream(tabId, {
+      backoff: { initialMs: 200, maxMs: 4_000, random: () => 0 },
+    });
+    stream.start();
+    while (requests.length < 6) await new Promise((resolve) => setTimeout(resolve, 10));
+    stream.close();
+    const gaps = requests.slice(1).map((request, index) => request.at - (requests[index]?.at ?? 0));
+    // 100, 200, 400 while failing; after the seal 100 again (not 800), then 200.
+    const expected = [100, 200, 400, 100, 200];
+    gaps.forEach((gap, index) => {
+      expect(gap, `gap ${index}`).toBeGreaterThanOrEqual((expected[index] ?? 0) - 2);
+      expect(gap, `gap ${index}`).toBeLessThan((expected[index] ?? 0) + 350);
+    });
+  });
 });
