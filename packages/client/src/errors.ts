@@ -13,15 +13,19 @@ export class ChunklogError extends Error {
     readonly code: ApiErrorCode,
     readonly status: number,
     message: string,
-    options?: { cause?: unknown; retryAfterMs?: number },
+    options?: { cause?: unknown; retryAfterMs?: number; requestId?: string },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ChunklogError';
     this.retryAfterMs = options?.retryAfterMs ?? null;
+    this.requestId = options?.requestId ?? null;
   }
 
   /** The server's `Retry-After`, in ms, when it sent one. */
   readonly retryAfterMs: number | null;
+
+  /** The id the gateway logged the request under (`x-request-id`): quote it in a report. */
+  readonly requestId: string | null;
 
   /** True when trying again later may succeed (no answer, 429, 5xx). */
   get retryable(): boolean {
@@ -44,16 +48,21 @@ const codeByStatus: Record<number, ApiErrorCode> = {
 export async function errorFromResponse(response: Response): Promise<ChunklogError> {
   let code = codeByStatus[response.status] ?? (response.status >= 500 ? 'internal' : 'http_error');
   let message = `HTTP ${response.status}`;
+  let requestId = response.headers.get('x-request-id');
   try {
-    const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
+    const body = (await response.json()) as {
+      error?: { code?: unknown; message?: unknown; requestId?: unknown };
+    };
     if (typeof body.error?.code === 'string') code = body.error.code;
     if (typeof body.error?.message === 'string') message = body.error.message;
+    if (typeof body.error?.requestId === 'string') requestId = body.error.requestId;
   } catch {
     // Not the API's JSON (a proxy's page): the status says enough.
   }
   const retryAfter = Number(response.headers.get('retry-after'));
   return new ChunklogError(code, response.status, message, {
     ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+    ...(requestId ? { requestId } : {}),
   });
 }
 
