@@ -62,6 +62,28 @@ describe('the chat', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
+  it('lists tabs a page at a time, and deletes one after asking', async () => {
+    for (let index = 0; index < 31; index += 1) {
+      await fetch(`${product.url}/v1/tabs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: `listed ${index}` }),
+      });
+    }
+    await page.reload();
+    const tabButtons = page.getByRole('navigation', { name: 'Your tabs' }).getByRole('listitem');
+    await page.waitForSelector('text=listed 30');
+    expect(await tabButtons.count()).toBe(30);
+    await page.getByRole('button', { name: 'Load more tabs' }).click();
+    await page.waitForSelector('text=listed 0');
+
+    const tabId = await createTabInPage(page, 'to delete');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.waitForSelector('text=to delete', { state: 'detached' });
+    expect((await fetch(`${product.url}/v1/tabs/${tabId}`)).status).toBe(404);
+  });
+
   it('streams an answer in as it is typed, and the screen then equals the stored log', async () => {
     const tabId = await createTabInPage(page, 'streaming');
     await sendInPage(page, 'Tell me a story. [[sim: words 150]] [[sim: rate 80]]');
