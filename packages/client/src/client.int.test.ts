@@ -89,6 +89,7 @@ describe('ChunklogClient against a real gateway with API keys', () => {
     const tab = await client.createTab();
     const invalid = await failure(client.sendMessage(tab.id, { text: '   ' }));
     expect(invalid).toMatchObject({ code: 'invalid_input', status: 400, retryable: false });
+    expect(invalid.requestId).toMatch(/.+/);
     const stranger = new ChunklogClient({ baseUrl: gateway.url, apiKey: 'not a key' });
     expect(await failure(stranger.listTabs())).toMatchObject({ code: 'unauthorized', status: 401 });
     const nobody = new ChunklogClient({ baseUrl: 'http://127.0.0.1:9', apiKey });
