@@ -3,7 +3,7 @@
  * tarball into a folder outside this repository, and used there by a plain Node script (and
  * type-checked as a TypeScript consumer) against a real gateway.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChunklogClient } from './client';
-import { type RealGateway, readLog, startRealGateway } from './testing';
+import { type RealGateway, readLog, startRealGateway, waitFor } from './testing';
 
 const run = promisify(execFile);
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -96,6 +96,31 @@ describe('the packed package', () => {
     const answer = log.find((chunk) => chunk.role === 'assistant' && chunk.type === 'text');
     expect(answer?.type === 'text' && answer.data.text).toBe(text);
     expect(text.split(' ')).toHaveLength(40);
+  });
+
+  it("runs the README's ten-line Node chat as written, against a gateway with auth off", async () => {
+    const readme = readFileSync(join(packageRoot, 'README.md'), 'utf8');
+    const example = /```js\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(example).toContain("'http://127.0.0.1:8787'");
+    const open = await startRealGateway();
+    writeFileSync(
+      join(consumer, 'readme-chat.mjs'),
+      example.replace("'http://127.0.0.1:8787'", `'${open.url}'`),
+    );
+    const chat = spawn('node', ['readme-chat.mjs'], { cwd: consumer });
+    try {
+      let output = '';
+      chat.stdout.on('data', (data: Buffer) => {
+        output += data.toString();
+      });
+      await waitFor('the prompt', () => output.includes('> '));
+      chat.stdin.write('[[sim: text "ten lines are enough"]] hello\n');
+      await waitFor('the answer, then the next prompt', () => output.split('> ').length >= 3);
+      expect(output).toContain('ten lines are enough');
+    } finally {
+      chat.kill();
+      await open.close();
+    }
   });
 
   it('bundles into a plain Vite page for browsers, with nothing of Node or zod in it', async () => {
