@@ -5,6 +5,7 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY packages/chunk-core/package.json packages/chunk-core/
+COPY packages/client/package.json packages/client/
 COPY packages/store/package.json packages/store/
 COPY packages/bus/package.json packages/bus/
 COPY packages/anthropic-sim/package.json packages/anthropic-sim/
