@@ -64,8 +64,12 @@ describe.skipIf(!existsSync(chromiumPath))("the README's browser chat", () => {
           })
         : route.fulfill({ status: 404 });
     });
+    // The page sets its submit handler in the same task that opens the view, whose first
+    // request is the tail page: once that is sent, Enter is handled by the page's script.
+    const ready = page.waitForRequest((request) => request.url().includes('/chunks'));
     await page.goto(`${gateway.url}/readme/index.html`);
-    await page.getByLabel('Message').fill('[[sim: words 60]] [[sim: rate 120]] hello');
+    await ready;
+    await page.getByLabel('Message').fill('[[sim: words 60]] [[sim: rate 40]] hello');
     await page.getByLabel('Message').press('Enter');
     const log = page.locator('#log');
     await expect.poll(() => log.textContent(), { timeout: 20_000 }).toMatch(/^user: /);
