@@ -44,18 +44,23 @@ for (const file of [
 }
 const sourceHash = hash.digest('hex');
 
-const builtFrom = existsSync(join(distDir, hashFile))
-  ? readFileSync(join(distDir, hashFile), 'utf8')
-  : null;
-if (builtFrom === sourceHash && process.argv[2] !== '--force') {
+/** The source hash dist/ was built from, or null. */
+const builtFrom = () =>
+  existsSync(join(distDir, hashFile)) ? readFileSync(join(distDir, hashFile), 'utf8') : null;
+
+if (builtFrom() === sourceHash && process.argv[2] !== '--force') {
   console.log('web app: dist/ is up to date');
 } else {
   const outDir = join(appDir, `dist.building-${process.pid}`);
   try {
     await build({ root: appDir, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
     writeFileSync(join(outDir, hashFile), sourceHash);
-    rmSync(distDir, { recursive: true, force: true });
-    renameSync(outDir, distDir);
+    // Two starts at once (test files in parallel) both build: the first one's dist/ stays, so
+    // a gateway already reading it never sees it replaced by the same files.
+    if (builtFrom() !== sourceHash || process.argv[2] === '--force') {
+      rmSync(distDir, { recursive: true, force: true });
+      renameSync(outDir, distDir);
+    }
     console.log('web app: built into dist/');
   } finally {
     rmSync(outDir, { recursive: true, force: true });
