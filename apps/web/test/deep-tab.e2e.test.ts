@@ -17,15 +17,20 @@ const DEPTH = 3000;
 let product: Product;
 let browser: Browser;
 let tabId: string;
+let longTurnId: string;
 
 beforeAll(async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'chunklog-web-deep-'));
   let ids: string[];
   [ids, browser] = await Promise.all([
-    seedTabs(dataDir, [{ title: 'deep', depth: DEPTH }]),
+    seedTabs(dataDir, [
+      { title: 'deep', depth: DEPTH },
+      { title: 'one long turn', depth: 400, turnLength: 400 },
+    ]),
     launchChromium(),
   ]);
   tabId = ids[0]!;
+  longTurnId = ids[1]!;
   product = await startProduct({ dataDir });
 });
 
@@ -87,6 +92,38 @@ describe('a deep tab', () => {
     await page.getByLabel('Message', { exact: true }).fill('[[sim: text "still live"]]');
     await page.keyboard.press('Enter');
     await page.waitForSelector('text=still live');
+    await page.close();
+  });
+
+  it('marks a turn that begins above the loaded window as partial until its start is paged in', async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    // Older pages wait until the test lets them through, so the cut turn stays on screen.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(/\/chunks\?.*before=/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${product.url}/#/tabs/${longTurnId}`);
+    await page.waitForSelector('[data-seq="400"]');
+    const viewport = page.getByRole('log', { name: 'Messages' });
+    await viewport.evaluate((element) => {
+      element.scrollTop = 0;
+    });
+    // The tail page holds the last 100 chunks of the 400-chunk turn: its first group is cut.
+    const note = page.getByText('Earlier part of this turn is above');
+    await note.waitFor();
+    expect(await seqsOnScreen(page)).toContain(301);
+    release();
+    while (!(await seqsOnScreen(page)).includes(1)) {
+      await viewport.evaluate((element) => {
+        element.scrollTop = 0;
+      });
+      await page.waitForTimeout(50);
+    }
+    expect(await note.count()).toBe(0);
     await page.close();
   });
 });
