@@ -94,6 +94,44 @@ describe('the chat', () => {
     expect((await api.tab(tabId)).lastSeq).toBe(2);
   });
 
+  it('streams Markdown paragraph by paragraph, a code fence with a blank line kept whole', async () => {
+    const tabId = await createTabInPage(page, 'paragraphs');
+    const answer = [
+      'First paragraph with **bold** words in it.',
+      '```\nconst a = 1;\n\nconst b = 2;\n```',
+      'Third paragraph, after the code, with some more words to stream.',
+    ].join('\n\n');
+    await sendInPage(page, `[[sim: text ${JSON.stringify(answer)}]] [[sim: rate 20]]`);
+    const shapes: string[] = [];
+    /** Tag of the element that shows the code after the fence's blank line, while it streams. */
+    const codeHolders: string[] = [];
+    await page.waitForSelector('[data-testid=open-text]');
+    while ((await openText(page)) !== null) {
+      const sample = await page
+        .locator('[data-testid=open-text]')
+        .evaluate((element) => ({
+          shape: [...element.children].map((child) => child.tagName).join(','),
+          holder: [...element.children].find((child) => child.textContent?.includes('const b'))
+            ?.tagName,
+        }))
+        .catch(() => null);
+      if (sample) shapes.push(sample.shape);
+      if (sample?.holder) codeHolders.push(sample.holder);
+      await sleep(50);
+    }
+    // While streaming, the finished paragraphs were already rendered as such, and the fence was
+    // never split at its blank line: the code after it stayed code.
+    expect(shapes).toContain('P,PRE,P');
+    expect(codeHolders.length).toBeGreaterThan(0);
+    expect(new Set(codeHolders)).toEqual(new Set(['PRE']));
+    await api.idle(tabId, 2);
+    expect((await api.textChunks(tabId))[1]!.text).toBe(answer);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
+    const html = await page.locator('[data-testid=text]').nth(1).innerHTML();
+    expect(html).toContain('<strong>bold</strong>');
+    expect(html).toMatch(/<pre><code>const a = 1;\n\nconst b = 2;\n<\/code><\/pre>/);
+  });
+
   it('loses and doubles nothing when the page reloads in the middle of an answer', async () => {
     const tabId = await createTabInPage(page, 'reload');
     await sendInPage(page, '[[sim: words 250]] [[sim: rate 60]]');

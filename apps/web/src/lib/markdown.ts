@@ -52,3 +52,30 @@ export function renderMarkdown(text: string, options: { sealed: boolean }): stri
   }
   return html;
 }
+
+/** The last few heads of open blocks, by text: each changes only when a paragraph ends. */
+const heads = new Map<string, string>();
+
+/**
+ * A block still streaming, as the HTML of its finished paragraphs and of the paragraph being
+ * typed: the first changes only when a paragraph ends, so each token parses, sanitizes and lays
+ * out the last paragraph alone. (Split at the last blank line outside a code fence; the sealed
+ * block is rendered whole.)
+ */
+export function renderStreaming(text: string): { head: string; tail: string } {
+  let cut = 0;
+  let fences = 0;
+  const pattern = /```|\n\s*\n/g;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    if (match[0] === '```') fences += 1;
+    else if (fences % 2 === 0) cut = match.index + match[0].length;
+  }
+  const headText = text.slice(0, cut);
+  let head = heads.get(headText);
+  if (head === undefined) {
+    head = headText === '' ? '' : renderMarkdown(headText, { sealed: false });
+    if (heads.size >= 4) heads.delete(heads.keys().next().value as string);
+    heads.set(headText, head);
+  }
+  return { head, tail: renderMarkdown(text.slice(cut), { sealed: false }) };
+}
