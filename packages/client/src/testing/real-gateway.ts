@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
-import { createLogger, createWorker } from '@chunklog/agent-worker';
+import { createWorker } from '@chunklog/agent-worker';
 import { createSimulator } from '@chunklog/anthropic-sim';
 import { type Bus, createMemoryBus, createNatsBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway, type GatewayLimits } from '@chunklog/gateway';
@@ -17,6 +17,7 @@ import {
   testPostgresUrl,
   testSubjectPrefix,
 } from '@chunklog/test-infra';
+import pino from 'pino';
 
 export interface RealGatewayOptions {
   /** With a key the gateway runs with auth on (`Authorization` or a stream ticket). */
@@ -40,7 +41,7 @@ export interface RealGateway extends GatewayProcess {
   startGateway(): Promise<GatewayProcess>;
 }
 
-const quiet = { info() {}, warn() {}, error() {} };
+const quiet = pino({ level: 'silent' });
 
 export async function startRealGateway(options: RealGatewayOptions = {}): Promise<RealGateway> {
   const closers: Array<() => Promise<void>> = [];
@@ -79,7 +80,7 @@ export async function startRealGateway(options: RealGatewayOptions = {}): Promis
       leaseMs: 15_000,
       maxSteps: 25,
       model: 'claude-sonnet-4-6',
-      logger: createLogger('silent'),
+      logger: quiet,
     });
     await worker.start();
     closers.push(() => worker.stop());
