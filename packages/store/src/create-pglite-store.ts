@@ -1,7 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
+import { Registry } from 'prom-client';
 import { z } from 'zod';
+import { createAppendMetrics } from './append-metrics';
 import type { ChunkStore } from './chunk-store';
 import { createSqlChunkStore } from './create-sql-chunk-store';
 import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
@@ -11,6 +13,8 @@ const PgliteStoreOptionsSchema = z.object({
   /** Folder holding the database files; absent: in memory, gone at close. */
   dataDir: z.string().min(1).optional(),
   migrationsFolder: z.string().min(1).optional(),
+  /** Where the group commit's histograms go (batch size, queue wait); none without it. */
+  metricsRegistry: z.instanceof(Registry).optional(),
 });
 
 export type PgliteStoreOptions = z.input<typeof PgliteStoreOptionsSchema>;
@@ -30,14 +34,19 @@ export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore 
     },
   };
 
-  return createSqlChunkStore(client, {
-    async migrate() {
-      await migrate(drizzle({ client: database }), {
-        migrationsFolder: parsed.migrationsFolder ?? defaultMigrationsFolder,
-      });
+  return createSqlChunkStore(
+    client,
+    {
+      async migrate() {
+        await migrate(drizzle({ client: database }), {
+          migrationsFolder: parsed.migrationsFolder ?? defaultMigrationsFolder,
+        });
+      },
+      async close() {
+        await database.close();
+      },
     },
-    async close() {
-      await database.close();
-    },
-  });
+    // One connection: one batch in flight, the next gathering behind it.
+    { lanes: 1, metrics: createAppendMetrics(parsed.metricsRegistry) },
+  );
 }

@@ -1,7 +1,9 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { Registry } from 'prom-client';
 import { z } from 'zod';
+import { createAppendMetrics } from './append-metrics';
 import type { ChunkStore } from './chunk-store';
 import { createSqlChunkStore } from './create-sql-chunk-store';
 import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
@@ -16,6 +18,13 @@ const PostgresStoreOptionsSchema = z.object({
   /** Pool size when the store creates the pool. */
   maxConnections: z.number().int().min(1).max(1000).optional(),
   migrationsFolder: z.string().min(1).optional(),
+  /**
+   * Append batches in flight at once, each on its own connection (default 2): appends that
+   * arrive while they are busy go together in the next batch.
+   */
+  appendLanes: z.number().int().min(1).max(64).optional(),
+  /** Where the group commit's histograms go (batch size, queue wait); none without it. */
+  metricsRegistry: z.instanceof(Registry).optional(),
 });
 
 export type PostgresStoreOptions = z.input<typeof PostgresStoreOptionsSchema>;
@@ -49,25 +58,33 @@ export function createPostgresStore(options: PostgresStoreOptions): ChunkStore {
     },
   };
 
-  return createSqlChunkStore(client, {
-    async migrate() {
-      const connection = await pool.connect();
-      try {
-        // Several services may start at once; one migrates, the others wait and find no work.
-        await connection.query('SELECT pg_advisory_lock($1, $2)', [...migrationLockKey]);
+  const appends = {
+    lanes: parsed.appendLanes ?? 2,
+    metrics: createAppendMetrics(parsed.metricsRegistry),
+  };
+  return createSqlChunkStore(
+    client,
+    {
+      async migrate() {
+        const connection = await pool.connect();
         try {
-          await migrate(drizzle({ client: connection }), {
-            migrationsFolder: parsed.migrationsFolder ?? defaultMigrationsFolder,
-          });
+          // Several services may start at once; one migrates, the others wait and find no work.
+          await connection.query('SELECT pg_advisory_lock($1, $2)', [...migrationLockKey]);
+          try {
+            await migrate(drizzle({ client: connection }), {
+              migrationsFolder: parsed.migrationsFolder ?? defaultMigrationsFolder,
+            });
+          } finally {
+            await connection.query('SELECT pg_advisory_unlock($1, $2)', [...migrationLockKey]);
+          }
         } finally {
-          await connection.query('SELECT pg_advisory_unlock($1, $2)', [...migrationLockKey]);
+          connection.release();
         }
-      } finally {
-        connection.release();
-      }
+      },
+      async close() {
+        if (ownsPool) await pool.end();
+      },
     },
-    async close() {
-      if (ownsPool) await pool.end();
-    },
-  });
+    appends,
+  );
 }

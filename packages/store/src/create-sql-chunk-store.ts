@@ -9,16 +9,18 @@ import {
   UsageSchema,
 } from '@chunklog/chunk-core';
 import { z } from 'zod';
+import type { AppendMetrics } from './append-metrics';
 import { type ChunkRow, chunkColumns, chunkFromRow } from './chunk-row';
 import type { ChunkStore, InboxMessage, MessageMode, TurnLease } from './chunk-store';
 import { containsNul } from './contains-nul';
+import { createGroupCommit } from './group-commit';
 import { hashApiKey } from './hash-api-key';
 import { mapDatabaseError } from './map-database-error';
 import { type PageRange, pageStatement } from './page-statement';
 import type { SqlClient } from './sql-client';
 import { decodeTabCursor, encodeTabCursor } from './tab-cursor';
 import { type TabRow, tabColumns, tabFromRow } from './tab-row';
-import { validateAppend } from './validate-append';
+import { maxChunksPerAppend, validateAppend } from './validate-append';
 
 /** The largest page, tab listing or inbox message the store serves or accepts. */
 const maxPageLimit = 500;
@@ -129,7 +131,14 @@ interface LeaseRow extends Record<string, unknown> {
 export function createSqlChunkStore(
   client: SqlClient,
   lifecycle: { migrate(): Promise<void>; close(): Promise<void> },
+  appends: { lanes: number; metrics: AppendMetrics },
 ): ChunkStore {
+  const groupCommit = createGroupCommit(client, {
+    lanes: appends.lanes,
+    limits: { maxItems: 64, maxChunks: maxChunksPerAppend, maxBytes: 4 * 1024 * 1024 },
+    metrics: appends.metrics,
+  });
+
   async function run<Row extends Record<string, unknown>>(
     subject: string,
     text: string,
@@ -158,7 +167,10 @@ export function createSqlChunkStore(
 
   return {
     migrate: () => lifecycle.migrate(),
-    close: () => lifecycle.close(),
+    async close() {
+      await groupCommit.idle();
+      await lifecycle.close();
+    },
 
     async createTab(input) {
       const parsed = parse(CreateTabSchema, input, 'tab');
@@ -246,13 +258,7 @@ export function createSqlChunkStore(
     async append(tabId, chunks, options) {
       const id = requireTabId(tabId);
       const { chunksJson, expectedSeq } = validateAppend(id, chunks, options);
-      const rows = await run<ChunkRow>(
-        'append',
-        'SELECT * FROM chunklog_append($1, $2::jsonb, $3)',
-        [id, chunksJson, expectedSeq],
-        'chunklog_append',
-      );
-      return rows.map((row) => chunkFromRow(id, row));
+      return groupCommit.append({ tabId: id, chunksJson, chunkCount: chunks.length, expectedSeq });
     },
 
     async page(tabId, options): Promise<ChunkPage> {

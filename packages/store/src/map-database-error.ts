@@ -9,7 +9,7 @@ import {
 const TAB_NOT_FOUND = 'CL404';
 const CONFLICT = 'CL409';
 
-function sqlState(error: unknown): string | undefined {
+export function sqlState(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
   return typeof error.code === 'string' ? error.code : undefined;
 }

@@ -1,0 +1,166 @@
+import type { Chunk } from '@chunklog/chunk-core';
+import type { AppendMetrics } from './append-metrics';
+import { type ChunkRow, chunkFromRow } from './chunk-row';
+import { mapDatabaseError, sqlState } from './map-database-error';
+import type { SqlClient } from './sql-client';
+import { type BatchLimits, takeBatch } from './take-batch';
+
+/** A validated append, as chunklog_append takes it. */
+export interface AppendRequest {
+  tabId: string;
+  chunksJson: string;
+  chunkCount: number;
+  expectedSeq: number | null;
+}
+
+interface Waiting extends AppendRequest {
+  bytes: number;
+  queuedAt: number;
+  resolve(chunks: Chunk[]): void;
+  reject(error: unknown): void;
+}
+
+interface BatchRow extends ChunkRow {
+  item: number;
+  deferred: boolean;
+}
+
+export interface GroupCommitOptions {
+  /** Batches in flight at once (database connections appends use). */
+  lanes: number;
+  limits: BatchLimits;
+  metrics: AppendMetrics;
+}
+
+/**
+ * Errors after which a batch is known to have written nothing and its appends can be made one
+ * by one: a chunk id inserted by a concurrent append to another tab between the batch's check
+ * and its insert (unique violation), or a deadlock through such a wait.
+ */
+const retryOneByOne = new Set(['23505', '40P01', '40001']);
+
+/**
+ * Group commit behind the append port. An append that finds a lane free runs at once, alone,
+ * as the single chunklog_append statement (no wait when there is nothing to batch). Appends
+ * that arrive while every lane is busy queue, and the next free lane takes all of them that fit
+ * in one chunklog_append_batch: one transaction, one commit flush, one round trip for the lot.
+ * A tab is in at most one batch at a time, and its appends run in the order they were called.
+ */
+export function createGroupCommit(client: SqlClient, options: GroupCommitOptions) {
+  let waiting: Waiting[] = [];
+  const busyTabs = new Set<string>();
+  let inFlight = 0;
+  let idleWaiters: Array<() => void> = [];
+
+  async function appendOne(request: AppendRequest): Promise<Chunk[]> {
+    try {
+      const rows = await client.query<ChunkRow>(
+        'SELECT * FROM chunklog_append($1, $2::jsonb, $3)',
+        [request.tabId, request.chunksJson, request.expectedSeq],
+        'chunklog_append',
+      );
+      return rows.map((row) => chunkFromRow(request.tabId, row));
+    } catch (error) {
+      throw mapDatabaseError(error, 'append');
+    }
+  }
+
+  async function settleOne(item: Waiting): Promise<void> {
+    try {
+      item.resolve(await appendOne(item));
+    } catch (error) {
+      item.reject(error);
+    }
+  }
+
+  async function runBatch(batch: Waiting[]): Promise<void> {
+    let rows: BatchRow[];
+    try {
+      rows = await client.query<BatchRow>(
+        'SELECT * FROM chunklog_append_batch($1::uuid[], $2::jsonb, $3::bigint[])',
+        [
+          `{${batch.map((item) => item.tabId).join(',')}}`,
+          `[${batch.map((item) => item.chunksJson).join(',')}]`,
+          `{${batch.map((item) => item.expectedSeq ?? 'NULL').join(',')}}`,
+        ],
+        'chunklog_append_batch',
+      );
+    } catch (error) {
+      const code = sqlState(error);
+      if (code !== undefined && retryOneByOne.has(code)) {
+        for (const item of batch) await settleOne(item);
+        return;
+      }
+      // Connection lost, server fault: the statement (its transaction) wrote nothing or
+      // everything, and which cannot be known here; every append of the batch fails alike.
+      const mapped = mapDatabaseError(error, 'append');
+      for (const item of batch) item.reject(mapped);
+      return;
+    }
+    const stored = batch.map((): ChunkRow[] => []);
+    const deferred = new Set<number>();
+    for (const row of rows) {
+      if (row.deferred) deferred.add(row.item - 1);
+      else stored[row.item - 1]?.push(row);
+    }
+    for (const [index, item] of batch.entries()) {
+      if (deferred.has(index)) continue;
+      const chunks = stored[index]!.map((row) => chunkFromRow(item.tabId, row));
+      item.resolve(chunks.sort((left, right) => left.seq - right.seq));
+    }
+    // In call order, after the batch committed: each gets exactly its answer alone.
+    for (const [index, item] of batch.entries()) {
+      if (deferred.has(index)) await settleOne(item);
+    }
+  }
+
+  function pump(): void {
+    while (inFlight < options.lanes && waiting.length > 0) {
+      const { batch, rest } = takeBatch(waiting, busyTabs, options.limits);
+      if (batch.length === 0) return;
+      waiting = rest;
+      inFlight += 1;
+      const started = performance.now();
+      for (const item of batch) {
+        busyTabs.add(item.tabId);
+        options.metrics.queueWait((started - item.queuedAt) / 1000);
+      }
+      options.metrics.batch(batch.length);
+      const run = batch.length === 1 ? settleOne(batch[0]!) : runBatch(batch);
+      void run
+        .catch((error: unknown) => {
+          // Unreachable unless a bug threw above: fail whatever is left rather than hang.
+          for (const item of batch) item.reject(error);
+        })
+        .finally(() => {
+          inFlight -= 1;
+          for (const item of batch) busyTabs.delete(item.tabId);
+          pump();
+          if (inFlight === 0 && waiting.length === 0) {
+            for (const wake of idleWaiters) wake();
+            idleWaiters = [];
+          }
+        });
+    }
+  }
+
+  return {
+    append(request: AppendRequest): Promise<Chunk[]> {
+      return new Promise<Chunk[]>((resolve, reject) => {
+        waiting.push({
+          ...request,
+          bytes: request.chunksJson.length,
+          queuedAt: performance.now(),
+          resolve,
+          reject,
+        });
+        pump();
+      });
+    },
+    /** Resolves once no append is waiting or in flight (before the connections close). */
+    idle(): Promise<void> {
+      if (inFlight === 0 && waiting.length === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+  };
+}
