@@ -31,7 +31,7 @@ export function createAppendMetrics(
     registry,
     'chunklog_store_append_batch_size',
     'Appends committed together in one transaction by the store group commit',
-    [1, 2, 4, 8, 16, 32, 64],
+    [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64],
   );
   const queueWait = histogram(
     registry,

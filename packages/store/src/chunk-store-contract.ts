@@ -12,12 +12,18 @@ import {
   type Tab,
 } from '@chunklog/chunk-core';
 import fc from 'fast-check';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkStore } from './chunk-store';
 
 export interface ContractOptions {
-  /** Opens a fresh, empty store; dispose() closes it and drops whatever backs it. */
-  open(): Promise<{ store: ChunkStore; dispose(): Promise<void> }>;
+  /**
+   * Opens a fresh, empty store reporting to `metricsRegistry`; dispose() closes it and drops
+   * whatever backs it.
+   */
+  open(options: {
+    metricsRegistry: Registry;
+  }): Promise<{ store: ChunkStore; dispose(): Promise<void> }>;
   /** Appends per appender and tab count of the many-tabs test (PGlite runs a lighter load). */
   scale: { appendsPerWriter: number; tabs: number; propertyRuns: number };
 }
@@ -38,6 +44,20 @@ function expectGapFree(seqs: number[]): void {
   expect(sorted).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
 }
 
+/** How many times an observation in a prom-client histogram was above `bound` (and all of them). */
+async function histogramCounts(registry: Registry, name: string, bound: number) {
+  const metric = registry.getSingleMetric(name);
+  if (metric === undefined) throw new Error(`no metric ${name}`);
+  const { values } = (await metric.get()) as {
+    values: Array<{ metricName?: string; labels: { le?: number | string }; value: number }>;
+  };
+  const count = values.find((entry) => entry.metricName === `${name}_count`)?.value ?? 0;
+  const atOrBelow =
+    values.find((entry) => entry.metricName === `${name}_bucket` && entry.labels.le === bound)
+      ?.value ?? 0;
+  return { count, above: count - atOrBelow };
+}
+
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
@@ -51,9 +71,10 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
   describe(`ChunkStore contract on ${adapter}`, () => {
     let store: ChunkStore;
     let dispose: () => Promise<void>;
+    const metricsRegistry = new Registry();
 
     beforeAll(async () => {
-      ({ store, dispose } = await options.open());
+      ({ store, dispose } = await options.open({ metricsRegistry }));
       await store.migrate();
     });
     afterAll(async () => {
@@ -215,12 +236,14 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
       it('keeps 32 concurrent appenders on one tab gap-free and error-free', async () => {
         const tab = await newTab();
         const perWriter = 10;
+        const told = new Map<string, number>();
         const results = await Promise.all(
           Array.from({ length: 32 }, async () => {
             const seqs: number[] = [];
             for (let index = 0; index < perWriter; index += 1) {
               const [chunk] = await store.append(tab.id, [textChunk(tab.id)]);
               seqs.push(chunk!.seq);
+              told.set(chunk!.id, chunk!.seq);
             }
             return seqs;
           }),
@@ -234,6 +257,8 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expectGapFree(all.map((chunk) => chunk.seq));
         expect(all.map((chunk) => chunk.seq)).toEqual(results.flat().sort((a, b) => a - b));
         expect(new Set(all.map((chunk) => chunk.id)).size).toBe(all.length);
+        // Every seq told to a caller is the one stored for its chunk.
+        expect(new Map(all.map((chunk) => [chunk.id, chunk.seq]))).toEqual(told);
         const page = await store.page(tab.id, { limit: 1 });
         expect(page.total).toBe(32 * perWriter);
       });
@@ -247,25 +272,30 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
           tabs.push(...(await Promise.all(Array.from({ length: count }, () => newTab(tenantId)))));
         }
         const expectedCounts = new Map<string, number>();
+        const told = new Map<string, number>();
         await Promise.all(
           Array.from({ length: 32 }, async (_, writer) => {
             for (let index = 0; index < options.scale.appendsPerWriter; index += 1) {
               // A spread that still lands several writers on the same tabs at once.
               const tab = tabs[(writer * 7919 + index * 104_729) % tabs.length]!;
               expectedCounts.set(tab.id, (expectedCounts.get(tab.id) ?? 0) + 1);
-              await store.append(tab.id, [textChunk(tab.id)]);
+              const [chunk] = await store.append(tab.id, [textChunk(tab.id)]);
+              told.set(chunk!.id, chunk!.seq);
             }
           }),
         );
+        const stored = new Map<string, number>();
         for (let wave = 0; wave < tabs.length; wave += 50) {
           await Promise.all(
             tabs.slice(wave, wave + 50).map(async (tab) => {
               const all = await store.readAll(tab.id);
               expect(all).toHaveLength(expectedCounts.get(tab.id) ?? 0);
               expectGapFree(all.map((chunk) => chunk.seq));
+              for (const chunk of all) stored.set(chunk.id, chunk.seq);
             }),
           );
         }
+        expect(stored).toEqual(told);
       });
 
       it('allocates gap-free contiguous seqs for any mix of concurrent batch sizes', async () => {
@@ -351,6 +381,159 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         const all = await store.readAll(tab.id);
         expect(all.map((stored) => stored.id)).toEqual([chunk.id, racing.id, extra.id]);
         expect((await store.page(tab.id, { limit: 10 })).total).toBe(3);
+      });
+
+      describe('appends committed together (group commit)', () => {
+        /**
+         * Starts `fillers` appends to fresh tabs, then the given ones, all in the same tick: the
+         * fillers take every free lane, so the given appends queue behind them and go together
+         * in the next batch. Checks that a batch of at least `atLeast` appends did run.
+         */
+        async function inOneBatch<T extends unknown[]>(
+          atLeast: number,
+          appends: { [K in keyof T]: () => Promise<T[K]> },
+        ): Promise<{ [K in keyof T]: PromiseSettledResult<T[K]> }> {
+          const fillerTabs = await Promise.all(Array.from({ length: 4 }, () => newTab()));
+          const before = await histogramCounts(
+            metricsRegistry,
+            'chunklog_store_append_batch_size',
+            atLeast - 1,
+          );
+          const fillers = fillerTabs.map((tab) => store.append(tab.id, [textChunk(tab.id)]));
+          const settled = await Promise.allSettled(appends.map((append) => append()));
+          await Promise.all(fillers);
+          const after = await histogramCounts(
+            metricsRegistry,
+            'chunklog_store_append_batch_size',
+            atLeast - 1,
+          );
+          expect(after.above - before.above, 'batches of at least that many').toBeGreaterThan(0);
+          return settled as { [K in keyof T]: PromiseSettledResult<T[K]> };
+        }
+
+        function value<T>(result: PromiseSettledResult<T>): T {
+          if (result.status === 'rejected') throw result.reason;
+          return result.value;
+        }
+
+        it('fails a fenced append alone; the others of its batch commit', async () => {
+          const [a, b, c] = await Promise.all([newTab(), newTab(), newTab()]);
+          for (const tab of [a!, b!, c!]) await store.append(tab.id, [textChunk(tab.id)]);
+          const results = await inOneBatch(4, [
+            () => store.append(a!.id, [textChunk(a!.id)], { expectedSeq: 2 }),
+            () => store.append(b!.id, [textChunk(b!.id), textChunk(b!.id)], { expectedSeq: 1 }),
+            () => store.append(c!.id, [textChunk(c!.id)]),
+            () => store.append(a!.id, [textChunk(a!.id)], { expectedSeq: 3 }),
+          ]);
+          expect(value(results[0]).map((chunk) => chunk.seq)).toEqual([2]);
+          expect(results[1].status === 'rejected' && results[1].reason).toBeInstanceOf(
+            ConflictError,
+          );
+          expect(value(results[2]).map((chunk) => chunk.seq)).toEqual([2]);
+          expect(value(results[3]).map((chunk) => chunk.seq)).toEqual([3]);
+          expect((await store.readAll(b!.id)).map((chunk) => chunk.seq)).toEqual([1]);
+          expect((await store.readAll(a!.id)).map((chunk) => chunk.seq)).toEqual([1, 2, 3]);
+        });
+
+        it('answers a replay among new appends with the stored chunk', async () => {
+          const [a, b] = await Promise.all([newTab(), newTab()]);
+          const stored = (await store.append(a!.id, [textChunk(a!.id, 'first')]))[0]!;
+          const { seq: _seq, createdAt: _createdAt, ...replayed } = stored;
+          const foreign = { ...replayed, tabId: b!.id };
+          const results = await inOneBatch(4, [
+            () => store.append(a!.id, [textChunk(a!.id, 'new')]),
+            () => store.append(a!.id, [replayed]),
+            () => store.append(b!.id, [textChunk(b!.id)]),
+            () => store.append(b!.id, [foreign]),
+            () => store.append(a!.id, [replayed, textChunk(a!.id, 'after')]),
+          ]);
+          expect(value(results[0]).map((chunk) => chunk.seq)).toEqual([2]);
+          expect(value(results[1])).toEqual([stored]);
+          expect(value(results[2]).map((chunk) => chunk.seq)).toEqual([1]);
+          expect(results[3].status === 'rejected' && results[3].reason).toBeInstanceOf(
+            ConflictError,
+          );
+          expect(value(results[4]).map((chunk) => chunk.seq)).toEqual([1, 3]);
+          expect((await store.readAll(a!.id)).map((chunk) => chunk.seq)).toEqual([1, 2, 3]);
+          expect((await store.readAll(b!.id)).map((chunk) => chunk.seq)).toEqual([1]);
+        });
+
+        it('gives two appends of one tab in one batch seqs in call order', async () => {
+          const tab = await newTab();
+          const first = [textChunk(tab.id, 'a'), textChunk(tab.id, 'b')];
+          const second = [textChunk(tab.id, 'c')];
+          const third = [textChunk(tab.id, 'd'), textChunk(tab.id, 'e')];
+          const results = await inOneBatch(3, [
+            () => store.append(tab.id, first, { expectedSeq: 1 }),
+            () => store.append(tab.id, second, { expectedSeq: 3 }),
+            () => store.append(tab.id, third),
+          ]);
+          expect(results.map((result) => value(result).map((chunk) => chunk.seq))).toEqual([
+            [1, 2],
+            [3],
+            [4, 5],
+          ]);
+          expect(results.flatMap((result) => value(result).map((chunk) => chunk.id))).toEqual(
+            [...first, ...second, ...third].map((chunk) => chunk.id),
+          );
+          expect((await store.readAll(tab.id)).map((chunk) => chunk.data)).toEqual(
+            ['a', 'b', 'c', 'd', 'e'].map((text) => ({ text })),
+          );
+        });
+
+        it('gives the same chunk appended twice in one batch one seq', async () => {
+          const tab = await newTab();
+          const chunk = textChunk(tab.id);
+          const results = await inOneBatch(3, [
+            () => store.append(tab.id, [chunk]),
+            () => store.append(tab.id, [textChunk(tab.id)]),
+            () => store.append(tab.id, [chunk]),
+          ]);
+          expect(value(results[0])).toEqual(value(results[2]));
+          expect(value(results[0])[0]!.seq).toBe(1);
+          expect(value(results[1])[0]!.seq).toBe(2);
+        });
+
+        it('fails the append of a tab deleted while it waits; the others commit', async () => {
+          const [doomed, kept] = await Promise.all([newTab(), newTab()]);
+          await store.append(doomed!.id, [textChunk(doomed!.id)]);
+          const results = await inOneBatch(2, [
+            () => store.append(kept!.id, [textChunk(kept!.id)]),
+            () => store.append(doomed!.id, [textChunk(doomed!.id)]),
+            () => store.deleteTab(doomed!.id),
+            () => store.append(kept!.id, [textChunk(kept!.id)]),
+          ]);
+          expect(value(results[2])).toBeUndefined();
+          // The delete may also land just after the batch: then the append succeeded, and its
+          // chunk went with the tab. Either way nothing of the tab is left.
+          if (results[1].status === 'rejected') {
+            expect(results[1].reason).toBeInstanceOf(NotFoundError);
+          }
+          expect(await rejection(store.readAll(doomed!.id))).toBeInstanceOf(NotFoundError);
+          expect(value(results[0])[0]!.seq).toBe(1);
+          expect(value(results[3])[0]!.seq).toBe(2);
+          expect((await store.readAll(kept!.id)).map((chunk) => chunk.seq)).toEqual([1, 2]);
+        });
+
+        it('reports batch sizes and queue waits', async () => {
+          const before = await histogramCounts(
+            metricsRegistry,
+            'chunklog_store_append_queue_wait_seconds',
+            0,
+          );
+          const tab = await newTab();
+          await Promise.all(
+            Array.from({ length: 10 }, () => store.append(tab.id, [textChunk(tab.id)])),
+          );
+          const after = await histogramCounts(
+            metricsRegistry,
+            'chunklog_store_append_queue_wait_seconds',
+            0,
+          );
+          expect(after.count - before.count).toBe(10);
+          const exposition = await metricsRegistry.metrics();
+          expect(exposition).toContain('chunklog_store_append_batch_size_bucket{le="64"}');
+        });
       });
 
       it('refuses a chunk id already stored in another tab', async () => {

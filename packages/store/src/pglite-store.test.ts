@@ -9,8 +9,8 @@ import { createPgliteStore } from './create-pglite-store';
 // PGlite runs every query on one embedded connection, so the many-tabs load is lighter here
 // (100 tabs, 10 appends per writer) than on the real Postgres; every other case is the same.
 describeChunkStoreContract('PGlite (in memory)', {
-  async open() {
-    const store = createPgliteStore();
+  async open({ metricsRegistry }) {
+    const store = createPgliteStore({ metricsRegistry });
     return { store, dispose: () => store.close() };
   },
   scale: { tabs: 100, appendsPerWriter: 10, propertyRuns: 10 },

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NotFoundError } from '@chunklog/chunk-core';
-import { createTestDatabase, type TestDatabase, testPostgresUrl } from '@chunklog/test-infra';
+import {
+  createTestDatabase,
+  sleep,
+  type TestDatabase,
+  testPostgresUrl,
+} from '@chunklog/test-infra';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeChunkStoreContract } from './chunk-store-contract';
@@ -14,9 +19,9 @@ const adminUrl = await testPostgresUrl();
 
 describe.skipIf(adminUrl === null)('Postgres adapter', () => {
   describeChunkStoreContract('Postgres (node-postgres pool)', {
-    async open() {
+    async open({ metricsRegistry }) {
       const database = await createTestDatabase(adminUrl!);
-      const store = createPostgresStore({ url: database.url, maxConnections: 16 });
+      const store = createPostgresStore({ url: database.url, maxConnections: 16, metricsRegistry });
       return {
         store,
         async dispose() {
@@ -104,6 +109,110 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
         tab.id,
       ]);
       expect(left.rows[0].count).toBe(0);
+    });
+
+    it('keeps batches, direct chunklog_append calls, clears and deletes on the same tabs consistent', async () => {
+      const store = createPostgresStore({ pool, appendLanes: 2 });
+      await store.migrate();
+      const tenant = await store.createTenant({ name: `race-${randomUUID()}` });
+      const tabs = await Promise.all(
+        Array.from({ length: 12 }, async () => (await store.createTab({ tenantId: tenant.id })).id),
+      );
+      const doomed = new Set(tabs.slice(0, 3));
+      const told: Array<{ tabId: string; id: string; seq: number }> = [];
+      const chunkOf = (tabId: string) => ({
+        id: randomUUID(),
+        tabId,
+        turnId: randomUUID(),
+        step: 0,
+        role: 'user' as const,
+        type: 'text' as const,
+        data: { text: 'racing' },
+      });
+      /** Expected failures: appends to a tab that a racing delete removed. */
+      const lostToDelete = (tabId: string, error: unknown) =>
+        doomed.has(tabId) &&
+        (error instanceof NotFoundError || (error as { code?: string }).code === 'CL404');
+
+      async function appender(direct: boolean) {
+        const lastSeq = new Map<string, number>();
+        for (let index = 0; index < 40; index += 1) {
+          const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
+          const chunks = Array.from({ length: 1 + (index % 3) }, () => chunkOf(tabId));
+          try {
+            const stored = direct
+              ? (
+                  await pool.query<{ id: string; seq: string }>(
+                    'SELECT id, seq FROM chunklog_append($1, $2::jsonb, NULL)',
+                    [tabId, JSON.stringify(chunks)],
+                  )
+                ).rows.map((row) => ({ id: row.id, seq: Number(row.seq) }))
+              : await store.append(tabId, chunks);
+            expect(stored.map((chunk) => chunk.id)).toEqual(chunks.map((chunk) => chunk.id));
+            const seqs = stored.map((chunk) => chunk.seq);
+            // Contiguous within one append, and above this caller's previous append to the tab.
+            expect(seqs).toEqual(seqs.map((_, offset) => seqs[0]! + offset));
+            expect(seqs[0]!).toBeGreaterThan(lastSeq.get(tabId) ?? 0);
+            lastSeq.set(tabId, seqs.at(-1)!);
+            for (const chunk of stored) told.push({ tabId, id: chunk.id, seq: chunk.seq });
+          } catch (error) {
+            if (!lostToDelete(tabId, error)) throw error;
+          }
+        }
+      }
+
+      async function clearer() {
+        for (let index = 0; index < 8; index += 1) {
+          await sleep(5);
+          const tabId = tabs[3 + Math.floor(Math.random() * (tabs.length - 3))]!;
+          await store.clearTab(tabId);
+        }
+      }
+
+      async function deleter() {
+        for (const tabId of doomed) {
+          await sleep(10);
+          await store.deleteTab(tabId);
+        }
+      }
+
+      await Promise.all([
+        ...Array.from({ length: 24 }, () => appender(false)),
+        ...Array.from({ length: 3 }, () => appender(true)),
+        clearer(),
+        deleter(),
+      ]);
+
+      const left = await pool.query<{ count: number }>(
+        'SELECT count(*)::int AS count FROM chunks WHERE tab_id = ANY ($1::uuid[])',
+        [[...doomed]],
+      );
+      expect(left.rows[0]!.count).toBe(0);
+      for (const tabId of tabs.filter((tab) => !doomed.has(tab))) {
+        const floor = Number(
+          (await pool.query('SELECT seq_floor FROM tabs WHERE id = $1', [tabId])).rows[0].seq_floor,
+        );
+        const stored = (
+          await pool.query<{ id: string; seq: string }>(
+            'SELECT id, seq FROM chunks WHERE tab_id = $1 ORDER BY seq',
+            [tabId],
+          )
+        ).rows.map((row) => ({ id: row.id, seq: Number(row.seq) }));
+        const mine = told.filter((chunk) => chunk.tabId === tabId);
+        // No seq is ever given twice, cleared or not.
+        expect(new Set(mine.map((chunk) => chunk.seq)).size).toBe(mine.length);
+        // What survives the last clear is exactly what callers were told above its floor,
+        // with the seqs they were told, gap-free.
+        expect(stored).toEqual(
+          mine
+            .filter((chunk) => chunk.seq > floor)
+            .sort((left, right) => left.seq - right.seq)
+            .map(({ id, seq }) => ({ id, seq })),
+        );
+        expect(stored.map((chunk) => chunk.seq)).toEqual(
+          stored.map((_, index) => floor + index + 1),
+        );
+      }
     });
 
     it('takes the tab advisory lock inside the append statement', async () => {
