@@ -1,19 +1,38 @@
 /**
  * Postgres chunk store figures, on the real Postgres (BENCH_DATABASE_URL, TEST_DATABASE_URL or
- * the local server) in a throwaway database, everything in one run:
- * - store.append.*: single-chunk appends through the store (validation, then one round trip:
- *   advisory lock, tail read, insert) against raw single-row INSERTs of the same payload into
- *   a plain table (primary key only), at 8 and 32 connections spread over 1,000 tabs, and at 8
- *   connections on one hot tab. Short raw and store phases alternate so outside load on the
- *   machine hits both alike. Ratio = store rows/s ÷ raw rows/s (goal ≥ 0.8), the median over
- *   rounds of each round's ratio; the rows/s figures are medians too.
+ * the local server) in throwaway databases, everything in one run. Short phases of each
+ * contender alternate over several rounds, so outside load on a shared machine hits them alike;
+ * a ratio is the median over rounds of that round's ratio, a rate the median of its phases.
+ *
+ * - store.append.ratio.c8 / .c32: single-chunk `store.append` (group commit) ÷ raw single-row
+ *   INSERTs of the same 200-character payload into a plain table (primary key only), 8 and 32
+ *   connections over 1,000 tabs.
+ * - store.append.hot_ratio: 8 appenders on one tab ÷ raw INSERTs on one key.
+ * - store.append.of_limit.c32: the store at 32 appenders ÷ raw multi-row INSERTs batched the way
+ *   the store's batches averaged in that round (rows per statement = mean batch size, seqs
+ *   handed out by the client, 32 ÷ batch size connections): what the contract's cost leaves of
+ *   what Postgres does with the same batching.
+ * - store.append.p50_ms.c1: one appender, no concurrency, against the single chunklog_append
+ *   statement called directly (no validation, so a strict baseline): batching must not add
+ *   latency when there is nothing to batch.
+ * - store.append.vs_emmett.c32 / vs_message_db.c32: the store at 32 appenders over 1,000 tabs ÷
+ *   Emmett's PostgreSQL event store (appendToStream) and Message DB's write_message over 1,000
+ *   streams, each in its own database on the same server. Message DB locks a stream's category;
+ *   each stream is given a category of its own (no '-' in its name), so its appends to
+ *   different streams do not serialize.
  * - store.page.*: page read latency (50 chunks, 2,000 samples each, alternating) on a
  *   1,000,000-chunk tab at the head and 900,000 chunks back (goal: deep p99 ≤ 1.2 × head p99).
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
-import { createTestDatabase } from '@chunklog/test-infra';
+import { createTestDatabase, type TestDatabase } from '@chunklog/test-infra';
+import { isExpectedVersionConflictError } from '@event-driven-io/emmett';
+import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
+import { Registry } from 'prom-client';
 import { loadDeepTab } from '../test/load-deep-tab';
 import { percentile } from './percentile';
 
@@ -22,82 +41,40 @@ const adminUrl =
   process.env.TEST_DATABASE_URL ??
   'postgres://postgres@127.0.0.1:5432/postgres';
 
-// Short alternating phases: outside load on a shared machine changes over seconds, so adjacent
-// raw and store phases see nearly the same conditions.
 const phaseMs = 700;
 const rounds = 7;
 const tabCount = 1_000;
 const depth = 1_000_000;
 const pageSamples = 2_000;
 const payload = { text: 'x'.repeat(200) };
+const payloadJson = JSON.stringify(payload);
 
-/** Runs `operation` on `connections` loops for a fixed time; returns operations per second. */
-async function rate(connections: number, operation: () => Promise<unknown>): Promise<number> {
+/** Runs `operation` on `connections` loops for a fixed time; returns rows per second. */
+async function rate(connections: number, operation: () => Promise<number>): Promise<number> {
   // Warm the pool and the prepared statements before the clock starts.
   await Promise.all(Array.from({ length: connections }, () => operation()));
-  let count = 0;
+  let rows = 0;
   const started = performance.now();
   const deadline = started + phaseMs;
   await Promise.all(
     Array.from({ length: connections }, async () => {
-      while (performance.now() < deadline) {
-        await operation();
-        count += 1;
-      }
+      while (performance.now() < deadline) rows += await operation();
     }),
   );
-  return count / ((performance.now() - started) / 1000);
+  return rows / ((performance.now() - started) / 1000);
 }
 
-async function rawRate(url: string, connections: number, tabs: string[]): Promise<number> {
-  const pool = new pg.Pool({ connectionString: url, max: connections });
-  const seqs = new Map<string, number>();
-  try {
-    return await rate(connections, async () => {
-      const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
-      const seq = (seqs.get(tabId) ?? 0) + 1;
-      seqs.set(tabId, seq);
-      await pool.query({
-        name: 'raw_insert',
-        text: `INSERT INTO raw_chunks (id, tab_id, seq, turn_id, step, role, type, data)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        values: [
-          randomUUID(),
-          tabId,
-          seq,
-          randomUUID(),
-          0,
-          'user',
-          'text',
-          JSON.stringify(payload),
-        ],
-      });
-    });
-  } finally {
-    await pool.end();
+/** Runs `operation` on one loop for a fixed time; returns its latencies in ms, ascending. */
+async function latencies(operation: () => Promise<unknown>): Promise<number[]> {
+  for (let index = 0; index < 20; index += 1) await operation();
+  const samples: number[] = [];
+  const deadline = performance.now() + phaseMs;
+  while (performance.now() < deadline) {
+    const started = performance.now();
+    await operation();
+    samples.push(performance.now() - started);
   }
-}
-
-async function storeRate(url: string, connections: number, tabs: string[]): Promise<number> {
-  const store = createPostgresStore({ url, maxConnections: connections });
-  try {
-    return await rate(connections, async () => {
-      const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
-      await store.append(tabId, [
-        {
-          id: randomUUID(),
-          tabId,
-          turnId: randomUUID(),
-          step: 0,
-          role: 'user',
-          type: 'text',
-          data: payload,
-        },
-      ]);
-    });
-  } finally {
-    await store.close();
-  }
+  return samples.sort((a, b) => a - b);
 }
 
 function median(values: number[]): number {
@@ -107,22 +84,250 @@ function median(values: number[]): number {
   );
 }
 
-/**
- * Raw and store phases back to back, several rounds: each round's ratio compares two phases
- * run seconds apart, and the median across rounds shrugs off a burst of outside load.
- */
+function pick<T>(values: readonly T[]): T {
+  return values[Math.floor(Math.random() * values.length)]!;
+}
+
+async function withPool<T>(
+  url: string,
+  max: number,
+  use: (pool: pg.Pool) => Promise<T>,
+): Promise<T> {
+  const pool = new pg.Pool({ connectionString: url, max });
+  try {
+    return await use(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Raw INSERTs of `rowsPerStatement` rows each, seqs handed out by the client. */
+function rawRate(url: string, connections: number, tabs: string[], rowsPerStatement = 1) {
+  const seqs = new Map<string, number>();
+  const placeholders = Array.from(
+    { length: rowsPerStatement },
+    (_, row) =>
+      `(${Array.from({ length: 8 }, (_, column) => `$${row * 8 + column + 1}`).join(', ')})`,
+  ).join(', ');
+  const text = `INSERT INTO raw_chunks (id, tab_id, seq, turn_id, step, role, type, data)
+                VALUES ${placeholders}`;
+  return withPool(url, connections, (pool) =>
+    rate(connections, async () => {
+      const values: unknown[] = [];
+      for (let row = 0; row < rowsPerStatement; row += 1) {
+        const tabId = pick(tabs);
+        const seq = (seqs.get(tabId) ?? 0) + 1;
+        seqs.set(tabId, seq);
+        values.push(randomUUID(), tabId, seq, randomUUID(), 0, 'user', 'text', payloadJson);
+      }
+      await pool.query({ name: `raw_insert_${rowsPerStatement}`, text, values });
+      return rowsPerStatement;
+    }),
+  );
+}
+
+function newChunk(tabId: string) {
+  return {
+    id: randomUUID(),
+    tabId,
+    turnId: randomUUID(),
+    step: 0,
+    role: 'user' as const,
+    type: 'text' as const,
+    data: payload,
+  };
+}
+
+/** Store appends per second, and the mean number of appends its batches carried. */
+async function storeRate(url: string, connections: number, tabs: string[]) {
+  const metricsRegistry = new Registry();
+  const store = createPostgresStore({ url, maxConnections: connections, metricsRegistry });
+  try {
+    const perSecond = await rate(connections, async () => {
+      const tabId = pick(tabs);
+      await store.append(tabId, [newChunk(tabId)]);
+      return 1;
+    });
+    const batchSize = (await metricsRegistry
+      .getSingleMetric('chunklog_store_append_batch_size')!
+      .get()) as { values: Array<{ metricName?: string; value: number }> };
+    const total = (suffix: string) =>
+      batchSize.values.find((entry) => entry.metricName?.endsWith(suffix))?.value ?? 0;
+    return { perSecond, meanBatch: total('_sum') / Math.max(1, total('_count')) };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Each round: raw single-row INSERTs, the store, then raw INSERTs batched like the store's. */
 async function appendFigures(url: string, tabs: string[], connections: number) {
   const raws: number[] = [];
   const stores: number[] = [];
   const ratios: number[] = [];
+  const limits: number[] = [];
+  const batches: number[] = [];
   for (let round = 0; round < rounds; round += 1) {
     const raw = await rawRate(url, connections, tabs);
     const store = await storeRate(url, connections, tabs);
+    const rowsPerStatement = Math.max(1, Math.round(store.meanBatch));
+    const batchedConnections = Math.max(1, Math.round(connections / rowsPerStatement));
+    const batched = await rawRate(url, batchedConnections, tabs, rowsPerStatement);
     raws.push(raw);
-    stores.push(store);
-    ratios.push(store / raw);
+    stores.push(store.perSecond);
+    ratios.push(store.perSecond / raw);
+    limits.push(store.perSecond / batched);
+    batches.push(store.meanBatch);
   }
-  return { raw: median(raws), store: median(stores), ratio: median(ratios) };
+  return {
+    raw: median(raws),
+    store: median(stores),
+    ratio: median(ratios),
+    ofLimit: median(limits),
+    meanBatch: median(batches),
+  };
+}
+
+async function hotFigures(url: string, hotTab: string) {
+  const ratios: number[] = [];
+  const stores: number[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    // Raw: every row on the same key, as the store's rows are all on the hot tab.
+    const raw = await rawRate(url, 8, [randomUUID()]);
+    const store = await storeRate(url, 8, [hotTab]);
+    ratios.push(store.perSecond / raw);
+    stores.push(store.perSecond);
+  }
+  return { ratio: median(ratios), store: median(stores) };
+}
+
+async function loneAppendFigures(url: string, tabs: string[]) {
+  const storeP50: number[] = [];
+  const singleP50: number[] = [];
+  const ratios: number[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const store = createPostgresStore({ url, maxConnections: 1 });
+    const ours = await latencies(() => {
+      const tabId = pick(tabs);
+      return store.append(tabId, [newChunk(tabId)]);
+    }).finally(() => store.close());
+    const single = await withPool(url, 1, (pool) =>
+      latencies(() => {
+        const tabId = pick(tabs);
+        return pool.query({
+          name: 'chunklog_append',
+          text: 'SELECT * FROM chunklog_append($1, $2::jsonb, $3)',
+          values: [tabId, JSON.stringify([newChunk(tabId)]), null],
+        });
+      }),
+    );
+    storeP50.push(percentile(ours, 0.5));
+    singleP50.push(percentile(single, 0.5));
+    ratios.push(percentile(ours, 0.5) / percentile(single, 0.5));
+  }
+  return { store: median(storeP50), single: median(singleP50), ratio: median(ratios) };
+}
+
+/** The SQL files of Message DB's install script that a bench needs (no roles, no views). */
+const messageDbFiles = [
+  'schema/message-store.sql',
+  'extensions/pgcrypto.sql',
+  'tables/messages.sql',
+  'types/message.sql',
+  'functions/message-store-version.sql',
+  'functions/hash-64.sql',
+  'functions/acquire-lock.sql',
+  'functions/category.sql',
+  'functions/is-category.sql',
+  'functions/id.sql',
+  'functions/cardinal-id.sql',
+  'functions/stream-version.sql',
+  'functions/write-message.sql',
+  'indexes/messages-id.sql',
+  'indexes/messages-stream.sql',
+  'indexes/messages-category.sql',
+];
+
+async function installMessageDb(url: string): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const root = join(dirname(require.resolve('@eventide/message-db/package.json')), 'database');
+  await withPool(url, 1, async (pool) => {
+    for (const file of messageDbFiles) await pool.query(await readFile(join(root, file), 'utf8'));
+  });
+}
+
+function messageDbRate(url: string, connections: number, streams: string[]) {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: connections,
+    options: '-c search_path=message_store,public',
+  });
+  return rate(connections, async () => {
+    await pool.query({
+      name: 'write_message',
+      text: 'SELECT write_message($1, $2, $3, $4)',
+      values: [randomUUID(), pick(streams), 'ChunkAppended', payloadJson],
+    });
+    return 1;
+  }).finally(() => pool.end());
+}
+
+function emmettRate(url: string, connections: number, streams: string[]) {
+  const pool = new pg.Pool({ connectionString: url, max: connections });
+  const eventStore = getPostgreSQLEventStore(url, {
+    connectionOptions: { pool, pooled: true },
+    schema: { autoMigration: 'None' },
+  });
+  return rate(connections, async () => {
+    const stream = pick(streams);
+    // Without an expected version Emmett still refuses an append that lost a race for the
+    // stream's next position; the caller retries it, as an application would.
+    for (;;) {
+      try {
+        await eventStore.appendToStream(stream, [{ type: 'ChunkAppended', data: payload }]);
+        return 1;
+      } catch (error) {
+        if (!isExpectedVersionConflictError(error)) throw error;
+      }
+    }
+  }).finally(async () => {
+    await eventStore.close();
+    await pool.end();
+  });
+}
+
+async function peerFigures(url: string, tabs: string[]) {
+  const emmettDatabase = await createTestDatabase(adminUrl);
+  const messageDbDatabase = await createTestDatabase(adminUrl);
+  try {
+    const setup = getPostgreSQLEventStore(emmettDatabase.url);
+    await setup.schema.migrate();
+    await setup.close();
+    await installMessageDb(messageDbDatabase.url);
+    const emmettStreams = tabs.map((tabId) => `tab-${tabId}`);
+    const messageDbStreams = tabs.map((tabId) => `tab_${tabId.replaceAll('-', '')}`);
+    const vsEmmett: number[] = [];
+    const vsMessageDb: number[] = [];
+    const emmetts: number[] = [];
+    const messageDbs: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const emmett = await emmettRate(emmettDatabase.url, 32, emmettStreams);
+      const messageDb = await messageDbRate(messageDbDatabase.url, 32, messageDbStreams);
+      const store = await storeRate(url, 32, tabs);
+      emmetts.push(emmett);
+      messageDbs.push(messageDb);
+      vsEmmett.push(store.perSecond / emmett);
+      vsMessageDb.push(store.perSecond / messageDb);
+    }
+    return {
+      vsEmmett: median(vsEmmett),
+      vsMessageDb: median(vsMessageDb),
+      emmett: median(emmetts),
+      messageDb: median(messageDbs),
+    };
+  } finally {
+    await emmettDatabase.drop();
+    await messageDbDatabase.drop();
+  }
 }
 
 async function pageLatencies(store: ChunkStore, tabId: string) {
@@ -148,7 +353,7 @@ async function pageLatencies(store: ChunkStore, tabId: string) {
 }
 
 export default async function storeBench(): Promise<Record<string, number>> {
-  const database = await createTestDatabase(adminUrl);
+  const database: TestDatabase = await createTestDatabase(adminUrl);
   const admin = new pg.Pool({ connectionString: database.url, max: 2 });
   try {
     const setupStore = createPostgresStore({ pool: admin });
@@ -167,9 +372,11 @@ export default async function storeBench(): Promise<Record<string, number>> {
     ).rows.map((row) => row.id);
     const hotTab = (await setupStore.createTab({ tenantId: tenant.id, title: 'hot' })).id;
 
+    const lone = await loneAppendFigures(database.url, tabs);
     const c8 = await appendFigures(database.url, tabs, 8);
     const c32 = await appendFigures(database.url, tabs, 32);
-    const hot = await storeRate(database.url, 8, [hotTab]);
+    const hot = await hotFigures(database.url, hotTab);
+    const peers = await peerFigures(database.url, tabs);
 
     const deepTab = (await setupStore.createTab({ tenantId: tenant.id, title: 'deep' })).id;
     await loadDeepTab(admin, { tabId: deepTab, depth, textSql: "repeat('y', 150) || s" });
@@ -181,11 +388,23 @@ export default async function storeBench(): Promise<Record<string, number>> {
     return {
       'store.append.ratio.c8': c8.ratio,
       'store.append.ratio.c32': c32.ratio,
+      'store.append.hot_ratio': hot.ratio,
+      'store.append.of_limit.c8': c8.ofLimit,
+      'store.append.of_limit.c32': c32.ofLimit,
+      'store.append.p50_ms.c1': lone.store,
+      'store.append.p50_ms.c1_single_statement': lone.single,
+      'store.append.p50_over_single.c1': lone.ratio,
+      'store.append.vs_emmett.c32': peers.vsEmmett,
+      'store.append.vs_message_db.c32': peers.vsMessageDb,
       'store.append.store_per_s.c8': c8.store,
       'store.append.store_per_s.c32': c32.store,
       'store.append.raw_per_s.c8': c8.raw,
       'store.append.raw_per_s.c32': c32.raw,
-      'store.append.hot_tab_per_s': hot,
+      'store.append.mean_batch.c8': c8.meanBatch,
+      'store.append.mean_batch.c32': c32.meanBatch,
+      'store.append.hot_tab_per_s': hot.store,
+      'store.append.emmett_per_s.c32': peers.emmett,
+      'store.append.message_db_per_s.c32': peers.messageDb,
       'store.page.head.p50_ms': percentile(head, 0.5),
       'store.page.deep.p50_ms': percentile(deep, 0.5),
       'store.page.head.p99_ms': headP99,
