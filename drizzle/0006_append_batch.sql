@@ -24,6 +24,9 @@ RETURNS TABLE (
   created_at_ms double precision
 )
 LANGUAGE plpgsql
+-- Planned once per connection: a custom plan per call (the default while the arrays' sizes
+-- vary) costs about as much as running the statement.
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -45,11 +48,16 @@ BEGIN
       p_chunks -> (i.ord::integer - 1) AS chunks
     FROM unnest(p_tab_ids) WITH ORDINALITY AS i(tab_id, ord)
   ),
-  tails AS (
-    SELECT t.id AS tab_id, greatest(t.seq_floor, coalesce(
-      (SELECT h.seq FROM chunks h WHERE h.tab_id = t.id ORDER BY h.seq DESC LIMIT 1), 0)) AS tail
-    FROM tabs t
-    WHERE t.id = ANY (p_tab_ids)
+  -- One probe of the tabs primary key and one backward probe of (tab_id, seq) per distinct tab
+  -- (null: no such tab).
+  tails AS MATERIALIZED (
+    SELECT d.tab_id, (
+      SELECT greatest(t.seq_floor, coalesce(
+        (SELECT h.seq FROM chunks h WHERE h.tab_id = t.id ORDER BY h.seq DESC LIMIT 1), 0))
+      FROM tabs t
+      WHERE t.id = d.tab_id
+    ) AS tail
+    FROM (SELECT DISTINCT it.tab_id FROM items it) AS d
   ),
   planned AS (
     SELECT it.item_no, it.tab_id, it.expected_seq, e.ord AS pos, e.value AS chunk,
@@ -57,7 +65,7 @@ BEGIN
       tl.tail + row_number() OVER (PARTITION BY it.tab_id ORDER BY it.item_no, e.ord) AS next_seq
     FROM items it
     CROSS JOIN LATERAL jsonb_array_elements(it.chunks) WITH ORDINALITY AS e(value, ord)
-    LEFT JOIN tails tl ON tl.tab_id = it.tab_id
+    JOIN tails tl ON tl.tab_id = it.tab_id
   ),
   checked AS (
     SELECT p.*,
