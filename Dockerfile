@@ -15,6 +15,7 @@ COPY services/agent-worker/package.json services/agent-worker/
 COPY services/gateway/package.json services/gateway/
 COPY services/all-in-one/package.json services/all-in-one/
 COPY apps/web/package.json apps/web/
+COPY bench/package.json bench/
 # Dev dependencies are included on purpose: the services run TypeScript through tsx.
 RUN npm ci --include=dev --no-audit --no-fund
 COPY . .
