@@ -28,12 +28,12 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
+import { loadDeepTab, textChunk } from '@chunklog/store/testing';
 import { createTestDatabase, type TestDatabase } from '@chunklog/test-infra';
 import { isExpectedVersionConflictError } from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
 import { Registry } from 'prom-client';
-import { loadDeepTab } from '../test/load-deep-tab';
 import { percentile } from './percentile';
 
 const adminUrl =
@@ -126,17 +126,7 @@ function rawRate(url: string, connections: number, tabs: string[], rowsPerStatem
   );
 }
 
-function newChunk(tabId: string) {
-  return {
-    id: randomUUID(),
-    tabId,
-    turnId: randomUUID(),
-    step: 0,
-    role: 'user' as const,
-    type: 'text' as const,
-    data: payload,
-  };
-}
+const newChunk = (tabId: string) => textChunk(tabId, payload.text);
 
 /** Store appends per second, and the mean number of appends its batches carried. */
 async function storeRate(url: string, connections: number, tabs: string[]) {

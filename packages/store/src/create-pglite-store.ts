@@ -3,9 +3,9 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
-import { createAppendMetrics } from './append-metrics';
 import type { ChunkStore } from './chunk-store';
 import { createSqlChunkStore } from './create-sql-chunk-store';
+import { createAppendMetrics } from './log/append-metrics';
 import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
 import type { SqlClient } from './sql-client';
 

@@ -1,14 +1,9 @@
-export type {
-  AcquireLeaseResult,
-  AppendOptions,
-  ChunkStore,
-  InboxMessage,
-  MessageMode,
-  PageOptions,
-  TurnLease,
-} from './chunk-store';
+export type { CancelStore } from './cancel/cancel-store';
+export type { ChunkStore, StoreLifecycle } from './chunk-store';
 export { createPgliteStore, type PgliteStoreOptions } from './create-pglite-store';
 export { createPostgresStore, type PostgresStoreOptions } from './create-postgres-store';
-export { hashApiKey } from './hash-api-key';
-export { migrationsFolder } from './migrations-folder';
-export { maxChunkDataBytes, maxChunksPerAppend } from './validate-append';
+export type { InboxMessage, InboxStore, MessageMode } from './inbox/inbox-store';
+export type { AcquireLeaseResult, LeaseStore, TurnLease } from './leases/lease-store';
+export type { AppendOptions, ChunkLog, PageOptions } from './log/chunk-log';
+export type { TabStore } from './tabs/tab-store';
+export type { TenantStore } from './tenants/tenant-store';

@@ -1,7 +1,7 @@
 /**
- * The drizzle schema of chunklog's database (DESIGN section 3). drizzle-kit generates the SQL
- * migrations in /drizzle from this file; the append, clear and lease functions live in a custom
- * migration next to them, because their bodies are plpgsql.
+ * The drizzle schema of chunklog's database (docs/architecture.md, "The log"). drizzle-kit
+ * generates the SQL migrations in /drizzle from this file; the append, clear and lease
+ * functions live in custom migrations next to them, because their bodies are plpgsql.
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -55,7 +55,7 @@ export const tabs = pgTable(
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     // The highest seq a clear ever removed. The tail of a tab is the larger of this and its
-    // highest stored seq, so a seq is never reused after a clear (DESIGN section 4).
+    // highest stored seq, so a seq is never reused after a clear.
     seqFloor: bigint('seq_floor', { mode: 'number' }).notNull().default(0),
     // How many cancels the tab has had. A message is stamped with it when the gateway accepts
     // it; a turn stops when the tab's generation rises above its opening message's stamp, so a

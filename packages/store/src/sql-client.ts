@@ -1,3 +1,5 @@
+import { mapDatabaseError } from './map-database-error';
+
 /** The one thing the store needs from a database driver: run a parameterized statement. */
 export interface SqlClient {
   /**
@@ -9,4 +11,22 @@ export interface SqlClient {
     values?: unknown[],
     name?: string,
   ): Promise<Row[]>;
+}
+
+/** Runs one statement, turning a driver error into chunklog's named errors (`subject` names it). */
+export type RunStatement = <Row extends Record<string, unknown>>(
+  subject: string,
+  text: string,
+  values: unknown[],
+  name?: string,
+) => Promise<Row[]>;
+
+export function statementRunner(client: SqlClient): RunStatement {
+  return async (subject, text, values, name) => {
+    try {
+      return await client.query(text, values, name);
+    } catch (error) {
+      throw mapDatabaseError(error, subject);
+    }
+  };
 }

@@ -1,8 +1,8 @@
 import type { Chunk } from '@chunklog/chunk-core';
+import { mapDatabaseError, sqlState } from '../map-database-error';
+import type { SqlClient } from '../sql-client';
 import type { AppendMetrics } from './append-metrics';
 import { type ChunkRow, chunkFromRow } from './chunk-row';
-import { mapDatabaseError, sqlState } from './map-database-error';
-import type { SqlClient } from './sql-client';
 import { type BatchLimits, takeBatch } from './take-batch';
 
 /** A validated append, as chunklog_append takes it. */
@@ -46,7 +46,13 @@ const retryOneByOne = new Set(['23505', '40P01', '40001']);
  * in one chunklog_append_batch: one transaction, one commit flush, one round trip for the lot.
  * A tab is in at most one batch at a time, and its appends run in the order they were called.
  */
-export function createGroupCommit(client: SqlClient, options: GroupCommitOptions) {
+export interface GroupCommit {
+  append(request: AppendRequest): Promise<Chunk[]>;
+  /** Resolves once no append is waiting or in flight (before the connections close). */
+  idle(): Promise<void>;
+}
+
+export function createGroupCommit(client: SqlClient, options: GroupCommitOptions): GroupCommit {
   let waiting: Waiting[] = [];
   const busyTabs = new Set<string>();
   let inFlight = 0;
@@ -157,7 +163,6 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
         pump();
       });
     },
-    /** Resolves once no append is waiting or in flight (before the connections close). */
     idle(): Promise<void> {
       if (inFlight === 0 && waiting.length === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase, testPostgresUrl } from '@chunklog/test-infra';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDeepTab } from '../../../test/load-deep-tab';
-import type { ChunkStore } from './chunk-store';
-import { createPostgresStore } from './create-postgres-store';
+import type { ChunkStore } from '../chunk-store';
+import { createPostgresStore } from '../create-postgres-store';
+import { loadDeepTab } from '../testing';
 import { type PageRange, pageStatement } from './page-statement';
 
 const adminUrl = await testPostgresUrl();

@@ -1,4 +1,5 @@
 import type { Tab, TabConfig, TabStatus } from '@chunklog/chunk-core';
+import type { BigintValue } from '../input';
 
 /**
  * The select list every tab read uses (table alias t); times leave the database as epoch ms.
@@ -13,8 +14,6 @@ export const tabColumns = `t.id, t.position, t.tenant_id, t.parent_tab_id, t.tit
   t.usage_cache_read_input_tokens, t.usage_cache_creation_input_tokens,
   floor(extract(epoch FROM t.created_at) * 1000)::double precision AS created_at_ms,
   floor(extract(epoch FROM t.updated_at) * 1000)::double precision AS updated_at_ms`;
-
-type BigintValue = number | string | bigint;
 
 export interface TabRow extends Record<string, unknown> {
   id: string;

@@ -10,10 +10,10 @@ import {
 } from '@chunklog/test-infra';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeChunkStoreContract } from './chunk-store-contract';
 import { createPostgresStore } from './create-postgres-store';
-import { hashApiKey } from './hash-api-key';
 import { migrationsFolder } from './migrations-folder';
+import { hashApiKey } from './tenants/hash-api-key';
+import { describeChunkStoreContract, textChunk } from './testing';
 
 const adminUrl = await testPostgresUrl();
 
@@ -82,18 +82,7 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
       await store.migrate();
       const tenant = await store.createTenant({ name: `orphans-${randomUUID()}` });
       const tab = await store.createTab({ tenantId: tenant.id });
-      const append = () =>
-        store.append(tab.id, [
-          {
-            id: randomUUID(),
-            tabId: tab.id,
-            turnId: randomUUID(),
-            step: 0,
-            role: 'user',
-            type: 'text',
-            data: { text: 'racing a delete' },
-          },
-        ]);
+      const append = () => store.append(tab.id, [textChunk(tab.id, 'racing a delete')]);
       await append();
       const outcomes = await Promise.allSettled([
         ...Array.from({ length: 10 }, append),
@@ -120,15 +109,6 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
       );
       const doomed = new Set(tabs.slice(0, 3));
       const told: Array<{ tabId: string; id: string; seq: number }> = [];
-      const chunkOf = (tabId: string) => ({
-        id: randomUUID(),
-        tabId,
-        turnId: randomUUID(),
-        step: 0,
-        role: 'user' as const,
-        type: 'text' as const,
-        data: { text: 'racing' },
-      });
       /** Expected failures: appends to a tab that a racing delete removed. */
       const lostToDelete = (tabId: string, error: unknown) =>
         doomed.has(tabId) &&
@@ -138,7 +118,7 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
         const lastSeq = new Map<string, number>();
         for (let index = 0; index < 40; index += 1) {
           const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
-          const chunks = Array.from({ length: 1 + (index % 3) }, () => chunkOf(tabId));
+          const chunks = Array.from({ length: 1 + (index % 3) }, () => textChunk(tabId, 'racing'));
           try {
             const stored = direct
               ? (
@@ -227,21 +207,9 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
         await holder.query('BEGIN');
         await holder.query('SELECT pg_advisory_xact_lock(chunklog_tab_lock_key($1))', [tab.id]);
         let settled = false;
-        const append = store
-          .append(tab.id, [
-            {
-              id: randomUUID(),
-              tabId: tab.id,
-              turnId: randomUUID(),
-              step: 0,
-              role: 'user',
-              type: 'text',
-              data: { text: 'waits' },
-            },
-          ])
-          .finally(() => {
-            settled = true;
-          });
+        const append = store.append(tab.id, [textChunk(tab.id, 'waits')]).finally(() => {
+          settled = true;
+        });
         // Wait until the append's session is seen queued on that very advisory lock (rather
         // than sleeping): on a loaded machine a fixed sleep could end before the append even
         // reached the server, and the test would pass without proving anything.

@@ -1,4 +1,5 @@
 import type { Chunk } from '@chunklog/chunk-core';
+import type { BigintValue } from '../input';
 
 /** The select list every chunk read uses; times leave the database as epoch ms. */
 export const chunkColumns = `c.id, c.tab_id, c.seq, c.turn_id, c.step, c.role, c.type, c.data,
@@ -6,7 +7,7 @@ export const chunkColumns = `c.id, c.tab_id, c.seq, c.turn_id, c.step, c.role, c
 
 export interface ChunkRow extends Record<string, unknown> {
   id: string;
-  seq: number | string | bigint;
+  seq: BigintValue;
   turn_id: string;
   step: number;
   role: string;
@@ -23,7 +24,6 @@ export function chunkFromRow(tabId: string, row: ChunkRow): Chunk {
   return {
     id: row.id,
     tabId,
-    // bigint columns arrive as strings (pg) or numbers (PGlite); seqs stay far below 2^53.
     seq: Number(row.seq),
     turnId: row.turn_id,
     step: row.step,

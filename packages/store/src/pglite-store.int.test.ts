@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeChunkStoreContract } from './chunk-store-contract';
 import { createPgliteStore } from './create-pglite-store';
+import { describeChunkStoreContract, textChunk } from './testing';
 
 // PGlite runs every query on one embedded connection, so the many-tabs load is lighter here
 // (100 tabs, 10 appends per writer) than on the real Postgres; every other case is the same.
@@ -24,18 +23,8 @@ describe('createPgliteStore with a data folder', () => {
       await first.migrate();
       const tenant = await first.createTenant({ name: 'local' });
       const tab = await first.createTab({ tenantId: tenant.id, title: 'kept' });
-      const chunkId = randomUUID();
-      await first.append(tab.id, [
-        {
-          id: chunkId,
-          tabId: tab.id,
-          turnId: randomUUID(),
-          step: 0,
-          role: 'user',
-          type: 'text',
-          data: { text: 'still here' },
-        },
-      ]);
+      const chunk = textChunk(tab.id, 'still here');
+      await first.append(tab.id, [chunk]);
       await first.close();
 
       const second = createPgliteStore({ dataDir });
@@ -43,7 +32,7 @@ describe('createPgliteStore with a data folder', () => {
       expect((await second.getTab(tab.id)).title).toBe('kept');
       const page = await second.page(tab.id, { limit: 10 });
       expect(page.chunks.map((chunk) => [chunk.id, chunk.seq, chunk.data])).toEqual([
-        [chunkId, 1, { text: 'still here' }],
+        [chunk.id, 1, { text: 'still here' }],
       ]);
       await second.close();
     } finally {

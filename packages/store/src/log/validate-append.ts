@@ -1,6 +1,6 @@
 import { InvalidInputError, type NewChunk, NewChunkSchema } from '@chunklog/chunk-core';
 import { z } from 'zod';
-import { containsNul } from './contains-nul';
+import { containsNul } from '../contains-nul';
 
 /** The largest chunk data the store accepts, serialized as JSON (bytes of UTF-8). */
 export const maxChunkDataBytes = 1024 * 1024;

@@ -14,7 +14,7 @@ import {
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChunkStore } from './chunk-store';
+import type { ChunkStore } from '../chunk-store';
 
 export interface ContractOptions {
   /**
@@ -35,7 +35,8 @@ const zeroUsage = {
   cacheCreationInputTokens: 0,
 };
 
-function textChunk(tabId: string, text = 'hello', turnId: string = randomUUID()): NewChunk {
+/** A new user text chunk for `tabId` (a fresh id each call). */
+export function textChunk(tabId: string, text = 'hello', turnId: string = randomUUID()): NewChunk {
   return { id: randomUUID(), tabId, turnId, step: 0, role: 'user', type: 'text', data: { text } };
 }
 
@@ -83,6 +84,16 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
 
     async function newTenant(): Promise<string> {
       return (await store.createTenant({ name: `tenant-${randomUUID()}` })).id;
+    }
+
+    /** The error of putting a fresh message to `tabId`, `fields` overriding its defaults. */
+    function inboxPutError(
+      tabId: string,
+      fields: Partial<Parameters<ChunkStore['inboxPut']>[0]> = {},
+    ): Promise<unknown> {
+      return rejection(
+        store.inboxPut({ tabId, chunkId: randomUUID(), text: 'x', mode: 'enqueue', ...fields }),
+      );
     }
 
     async function newTab(tenantId?: string): Promise<Tab> {
@@ -842,17 +853,7 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
           unsequenced,
           ...[1, 2, 3, 4].map((seq) => bySeq.get(seq)),
         ]);
-        expect(
-          await rejection(
-            store.inboxPut({
-              tabId: tab.id,
-              chunkId: randomUUID(),
-              text: 'x',
-              mode: 'enqueue',
-              intakeSeq: -1,
-            }),
-          ),
-        ).toBeInstanceOf(InvalidInputError);
+        expect(await inboxPutError(tab.id, { intakeSeq: -1 })).toBeInstanceOf(InvalidInputError);
       });
 
       it('refuses a chunk id that is already in the log', async () => {
@@ -874,31 +875,15 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
 
       it('refuses bad messages and unknown tabs', async () => {
         const tab = await newTab();
-        expect(
-          await rejection(
-            store.inboxPut({
-              tabId: tab.id,
-              chunkId: randomUUID(),
-              text: 'x',
-              mode: 'shout' as 'enqueue',
-            }),
-          ),
-        ).toBeInstanceOf(InvalidInputError);
+        expect(await inboxPutError(tab.id, { mode: 'shout' as 'enqueue' })).toBeInstanceOf(
+          InvalidInputError,
+        );
         expect(
           await rejection(
             store.inboxPut({ tabId: tab.id, chunkId: 'nope', text: 'x', mode: 'enqueue' }),
           ),
         ).toBeInstanceOf(InvalidInputError);
-        expect(
-          await rejection(
-            store.inboxPut({
-              tabId: randomUUID(),
-              chunkId: randomUUID(),
-              text: 'x',
-              mode: 'enqueue',
-            }),
-          ),
-        ).toBeInstanceOf(NotFoundError);
+        expect(await inboxPutError(randomUUID())).toBeInstanceOf(NotFoundError);
         expect(await store.inboxList(tab.id)).toEqual([]);
       });
     });
@@ -951,17 +936,9 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
             [unstamped, 1],
           ]),
         );
-        expect(
-          await rejection(
-            store.inboxPut({
-              tabId: tab.id,
-              chunkId: randomUUID(),
-              text: 'x',
-              mode: 'enqueue',
-              cancelGeneration: -1,
-            }),
-          ),
-        ).toBeInstanceOf(InvalidInputError);
+        expect(await inboxPutError(tab.id, { cancelGeneration: -1 })).toBeInstanceOf(
+          InvalidInputError,
+        );
       });
 
       it('records the turn’s generation for its holder only, through a takeover, until release', async () => {

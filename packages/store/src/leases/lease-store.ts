@@ -1,0 +1,198 @@
+import { NotFoundError, type Tab, type Usage, UsageSchema } from '@chunklog/chunk-core';
+import { z } from 'zod';
+import { type BigintValue, IdSchema, OwnerSchema, parse, requireTabId } from '../input';
+import type { RunStatement } from '../sql-client';
+import type { TabStore } from '../tabs/tab-store';
+
+/** The turn lease a worker holds on a tab while it runs a turn there. */
+export interface TurnLease {
+  tabId: string;
+  turnId: string;
+  owner: string;
+  /** Epoch ms (database clock). */
+  expiresAt: number;
+  /** The cancel generation the turn runs under, once its holder recorded it; else null. */
+  cancelGeneration: number | null;
+}
+
+export interface AcquireLeaseResult {
+  acquired: boolean;
+  /** When the lease was taken from an expired holder: the turn that holder was running. */
+  takenOver?: { turnId: string; owner: string };
+  tab: Tab;
+}
+
+/**
+ * Turn leases: which worker runs a tab's turn, until when (database clock), and which tabs
+ * need a worker.
+ */
+export interface LeaseStore {
+  /** Takes the tab's turn lease when the tab is idle or its lease expired. */
+  acquireLease(
+    tabId: string,
+    input: { owner: string; turnId: string; leaseMs: number },
+  ): Promise<AcquireLeaseResult>;
+  /** Extends a held lease; false when it is no longer this owner's. */
+  renewLease(tabId: string, input: { owner: string; leaseMs: number }): Promise<boolean>;
+  /** Ends the turn: status idle, usage added to the tab's total. False when not held. */
+  releaseLease(tabId: string, input: { owner: string; usage: Usage }): Promise<boolean>;
+  /** Tabs whose lease expired, or that are idle with inbox messages waiting. */
+  tabsNeedingWork(limit: number): Promise<string[]>;
+  /** The lease currently on a tab, if any (expired or not). */
+  getLease(tabId: string): Promise<TurnLease | null>;
+  /**
+   * Records the cancel generation the holder's turn runs under (kept through a takeover, cleared
+   * on release); false when the lease is not this owner's.
+   */
+  setTurnCancelGeneration(
+    tabId: string,
+    input: { owner: string; cancelGeneration: number },
+  ): Promise<boolean>;
+}
+
+const LeaseInputSchema = z.object({
+  owner: OwnerSchema,
+  turnId: IdSchema,
+  leaseMs: z.number().int().min(1).max(86_400_000),
+});
+const RenewInputSchema = LeaseInputSchema.omit({ turnId: true });
+const ReleaseInputSchema = z.object({ owner: OwnerSchema, usage: UsageSchema });
+const TurnCancelGenerationSchema = z.object({
+  owner: OwnerSchema,
+  cancelGeneration: z.number().int().nonnegative(),
+});
+
+interface LeaseRow extends Record<string, unknown> {
+  active_turn_id: string | null;
+  lease_owner: string | null;
+  lease_expires_at_ms: number | null;
+  turn_cancel_generation: BigintValue | null;
+}
+
+/** The lease columns live on the tab row; acquireLease reads the tab back through `tabs`. */
+export function createSqlLeaseStore(run: RunStatement, tabs: Pick<TabStore, 'getTab'>): LeaseStore {
+  return {
+    async acquireLease(tabId, input) {
+      const id = requireTabId(tabId);
+      const { owner, turnId, leaseMs } = parse(LeaseInputSchema, input, 'lease');
+      const rows = await run<{
+        acquired: boolean;
+        taken_over: boolean;
+        previous_turn_id: string | null;
+        previous_owner: string | null;
+      }>('acquire lease', 'SELECT * FROM chunklog_acquire_lease($1, $2, $3, $4)', [
+        id,
+        owner,
+        turnId,
+        leaseMs,
+      ]);
+      const result = rows[0];
+      if (result === undefined) throw new NotFoundError(`tab ${id} not found`);
+      const tab = await tabs.getTab(id);
+      const takenOver =
+        result.taken_over && result.previous_turn_id !== null && result.previous_owner !== null
+          ? { turnId: result.previous_turn_id, owner: result.previous_owner }
+          : undefined;
+      return takenOver === undefined
+        ? { acquired: result.acquired, tab }
+        : { acquired: result.acquired, takenOver, tab };
+    },
+
+    async renewLease(tabId, input) {
+      const id = requireTabId(tabId);
+      const { owner, leaseMs } = parse(RenewInputSchema, input, 'lease renewal');
+      // Renewal after expiry is allowed as long as nobody took the lease over: the owner
+      // still holds the tab, and acquireLease's row lock decides any race with a taker.
+      const rows = await run(
+        'renew lease',
+        `UPDATE tabs SET lease_expires_at = now() + $3 * interval '1 millisecond'
+         WHERE id = $1 AND status = 'running' AND lease_owner = $2 RETURNING id`,
+        [id, owner, leaseMs],
+      );
+      return rows.length > 0;
+    },
+
+    async releaseLease(tabId, input) {
+      const id = requireTabId(tabId);
+      const { owner, usage } = parse(ReleaseInputSchema, input, 'lease release');
+      const rows = await run(
+        'release lease',
+        `UPDATE tabs SET status = 'idle', active_turn_id = NULL, lease_owner = NULL,
+           lease_expires_at = NULL, turn_cancel_generation = NULL, updated_at = now(),
+           usage_input_tokens = usage_input_tokens + $3,
+           usage_output_tokens = usage_output_tokens + $4,
+           usage_cache_read_input_tokens = usage_cache_read_input_tokens + $5,
+           usage_cache_creation_input_tokens = usage_cache_creation_input_tokens + $6
+         WHERE id = $1 AND status = 'running' AND lease_owner = $2 RETURNING id`,
+        [
+          id,
+          owner,
+          usage.inputTokens,
+          usage.outputTokens,
+          usage.cacheReadInputTokens,
+          usage.cacheCreationInputTokens,
+        ],
+      );
+      return rows.length > 0;
+    },
+
+    async tabsNeedingWork(limit) {
+      const bounded = parse(z.number().int().min(1).max(10_000), limit, 'limit');
+      const rows = await run<{ id: string }>(
+        'tabs needing work',
+        `(SELECT t.id FROM tabs t WHERE t.status = 'running' AND t.lease_expires_at <= now()
+          ORDER BY t.lease_expires_at LIMIT $1)
+         UNION
+         (SELECT DISTINCT i.tab_id FROM inbox i JOIN tabs t ON t.id = i.tab_id
+          WHERE t.status = 'idle' LIMIT $1)
+         LIMIT $1`,
+        [bounded],
+      );
+      return rows.map((row) => row.id);
+    },
+
+    async getLease(tabId): Promise<TurnLease | null> {
+      const id = requireTabId(tabId);
+      const rows = await run<LeaseRow>(
+        'get lease',
+        `SELECT active_turn_id, lease_owner, turn_cancel_generation,
+           floor(extract(epoch FROM lease_expires_at) * 1000)::double precision AS lease_expires_at_ms
+         FROM tabs WHERE id = $1`,
+        [id],
+      );
+      const row = rows[0];
+      if (row === undefined) throw new NotFoundError(`tab ${id} not found`);
+      if (
+        row.lease_owner === null ||
+        row.active_turn_id === null ||
+        row.lease_expires_at_ms === null
+      ) {
+        return null;
+      }
+      return {
+        tabId: id,
+        turnId: row.active_turn_id,
+        owner: row.lease_owner,
+        expiresAt: row.lease_expires_at_ms,
+        cancelGeneration:
+          row.turn_cancel_generation === null ? null : Number(row.turn_cancel_generation),
+      };
+    },
+
+    async setTurnCancelGeneration(tabId, input) {
+      const id = requireTabId(tabId);
+      const { owner, cancelGeneration } = parse(
+        TurnCancelGenerationSchema,
+        input,
+        'turn cancel generation',
+      );
+      const rows = await run(
+        'set turn cancel generation',
+        `UPDATE tabs SET turn_cancel_generation = $3
+         WHERE id = $1 AND status = 'running' AND lease_owner = $2 RETURNING id`,
+        [id, owner, cancelGeneration],
+      );
+      return rows.length > 0;
+    },
+  };
+}

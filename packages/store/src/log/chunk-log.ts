@@ -1,0 +1,101 @@
+import { type Chunk, type ChunkPage, type NewChunk, NotFoundError } from '@chunklog/chunk-core';
+import { z } from 'zod';
+import { type BigintValue, maxPageLimit, parse, requireTabId } from '../input';
+import type { RunStatement } from '../sql-client';
+import { type ChunkRow, chunkColumns, chunkFromRow } from './chunk-row';
+import type { GroupCommit } from './group-commit';
+import { type PageRange, pageStatement } from './page-statement';
+import { validateAppend } from './validate-append';
+
+export interface PageOptions {
+  /** Chunks with seq < before, the newest of them (default: from the tail). */
+  before?: number;
+  /** Chunks with seq > after, the oldest of them. Exclusive with before. */
+  after?: number;
+  /** 1..500. */
+  limit: number;
+}
+
+export interface AppendOptions {
+  /** The seq the first chunk must get; otherwise the append fails with ConflictError. */
+  expectedSeq?: number;
+}
+
+/** A tab's append-only log of chunks, ordered by a gap-free per-tab seq. */
+export interface ChunkLog {
+  /**
+   * Appends chunks with contiguous seqs, committed together; idempotent by chunk id (a chunk
+   * already in the tab is answered with the stored one). Concurrent appends to one tab get
+   * seqs in the order they were called.
+   */
+  append(tabId: string, chunks: NewChunk[], options?: AppendOptions): Promise<Chunk[]>;
+  page(tabId: string, options: PageOptions): Promise<ChunkPage>;
+  /** Every chunk of a tab in seq order (the worker's history read). */
+  readAll(tabId: string): Promise<Chunk[]>;
+}
+
+const PageOptionsSchema = z
+  .object({
+    before: z.number().int().positive().optional(),
+    after: z.number().int().nonnegative().optional(),
+    limit: z.number().int().min(1).max(maxPageLimit),
+  })
+  .strict()
+  .refine((options) => options.before === undefined || options.after === undefined, {
+    message: 'before and after are exclusive',
+  });
+
+interface PageRow extends ChunkRow {
+  highest_seq: BigintValue | null;
+  lowest_seq: BigintValue | null;
+}
+
+export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): ChunkLog {
+  return {
+    async append(tabId, chunks, options) {
+      const id = requireTabId(tabId);
+      const { chunksJson, expectedSeq } = validateAppend(id, chunks, options);
+      return groupCommit.append({ tabId: id, chunksJson, chunkCount: chunks.length, expectedSeq });
+    },
+
+    async page(tabId, options): Promise<ChunkPage> {
+      const id = requireTabId(tabId);
+      const { before, after, limit } = parse(PageOptionsSchema, options, 'page options');
+      const range: PageRange =
+        after !== undefined
+          ? { kind: 'after', seq: after }
+          : before !== undefined
+            ? { kind: 'before', seq: before }
+            : { kind: 'tail' };
+      // One extra row tells whether more chunks lie beyond the page.
+      const statement = pageStatement(id, limit + 1, range);
+      const rows = await run<PageRow>('page', statement.text, statement.values, statement.name);
+      const first = rows[0];
+      if (first === undefined) throw new NotFoundError(`tab ${id} not found`);
+      const found = rows.filter((row) => row.id !== null);
+      const page = found.slice(0, limit);
+      if (statement.descending) page.reverse();
+      return {
+        chunks: page.map((row) => chunkFromRow(id, row)),
+        total:
+          first.highest_seq === null || first.lowest_seq === null
+            ? 0
+            : Number(first.highest_seq) - Number(first.lowest_seq) + 1,
+        hasMore: found.length > limit,
+      };
+    },
+
+    async readAll(tabId): Promise<Chunk[]> {
+      const id = requireTabId(tabId);
+      const rows = await run<ChunkRow>(
+        'read all',
+        `SELECT ${chunkColumns}
+         FROM tabs t LEFT JOIN chunks c ON c.tab_id = t.id
+         WHERE t.id = $1 ORDER BY c.seq`,
+        [id],
+      );
+      if (rows.length === 0) throw new NotFoundError(`tab ${id} not found`);
+      return rows.filter((row) => row.id !== null).map((row) => chunkFromRow(id, row));
+    },
+  };
+}

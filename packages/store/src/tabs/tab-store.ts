@@ -1,0 +1,138 @@
+import { NotFoundError, type Tab, type TabConfig, TabConfigSchema } from '@chunklog/chunk-core';
+import { z } from 'zod';
+import { IdSchema, maxPageLimit, noNul, parse, requireTabId, TenantIdSchema } from '../input';
+import type { RunStatement } from '../sql-client';
+import { decodeTabCursor, encodeTabCursor } from './tab-cursor';
+import { type TabRow, tabColumns, tabFromRow } from './tab-row';
+
+/** Tabs: a tenant's conversations, each the owner of one chunk log. */
+export interface TabStore {
+  createTab(input: {
+    tenantId: string;
+    title?: string;
+    config?: TabConfig;
+    parentTabId?: string;
+  }): Promise<Tab>;
+  /** Throws NotFoundError when absent or (with tenantId) another tenant's. */
+  getTab(tabId: string, options?: { tenantId?: string }): Promise<Tab>;
+  listTabs(
+    tenantId: string,
+    options: { limit: number; cursor?: string },
+  ): Promise<{ tabs: Tab[]; nextCursor: string | null }>;
+  deleteTab(tabId: string, options?: { tenantId?: string }): Promise<void>;
+  /** Deletes every chunk; seq is never reused afterwards. */
+  clearTab(tabId: string): Promise<void>;
+  /** Tenant of a tab, or null when the tab does not exist. */
+  tabTenant(tabId: string): Promise<string | null>;
+}
+
+const CreateTabSchema = z
+  .object({
+    tenantId: TenantIdSchema,
+    title: z.string().max(1000).refine(noNul, 'title must not contain NUL (\\u0000)').optional(),
+    config: TabConfigSchema.refine(noNul, 'config must not contain NUL (\\u0000)').optional(),
+    parentTabId: IdSchema.optional(),
+  })
+  .strict();
+
+const ListTabsSchema = z
+  .object({ limit: z.number().int().min(1).max(maxPageLimit), cursor: z.string().optional() })
+  .strict();
+
+export function createSqlTabStore(run: RunStatement): TabStore {
+  return {
+    async createTab(input) {
+      const parsed = parse(CreateTabSchema, input, 'tab');
+      // The parent must be a tab of the same tenant; otherwise nothing is inserted.
+      const rows = await run<TabRow>(
+        'create tab',
+        `INSERT INTO tabs AS t (tenant_id, title, config, parent_tab_id)
+         SELECT $1, $2, $3::jsonb, $4::uuid
+         WHERE $4::uuid IS NULL
+           OR EXISTS (SELECT 1 FROM tabs p WHERE p.id = $4::uuid AND p.tenant_id = $1)
+         RETURNING ${tabColumns}`,
+        [
+          parsed.tenantId,
+          parsed.title ?? '',
+          JSON.stringify(parsed.config ?? {}),
+          parsed.parentTabId ?? null,
+        ],
+      );
+      const row = rows[0];
+      if (row === undefined) throw new NotFoundError(`parent tab ${parsed.parentTabId} not found`);
+      return tabFromRow(row);
+    },
+
+    async getTab(tabId, options) {
+      const id = requireTabId(tabId);
+      const rows = await run<TabRow>(
+        'get tab',
+        `SELECT ${tabColumns} FROM tabs t WHERE t.id = $1 AND ($2::text IS NULL OR t.tenant_id = $2)`,
+        [id, options?.tenantId ?? null],
+        'chunklog_get_tab',
+      );
+      const row = rows[0];
+      if (row === undefined) throw new NotFoundError(`tab ${id} not found`);
+      return tabFromRow(row);
+    },
+
+    async listTabs(tenantId, options) {
+      const tenant = parse(TenantIdSchema, tenantId, 'tenant id');
+      const { limit, cursor } = parse(ListTabsSchema, options, 'listing options');
+      const position = cursor === undefined ? null : decodeTabCursor(cursor);
+      // Two statement texts rather than "$2 IS NULL OR ...", so each plans as an index range.
+      const rows =
+        position === null
+          ? await run<TabRow>(
+              'list tabs',
+              `SELECT ${tabColumns} FROM tabs t WHERE t.tenant_id = $1
+               ORDER BY t.position DESC LIMIT $2`,
+              [tenant, limit + 1],
+            )
+          : await run<TabRow>(
+              'list tabs',
+              `SELECT ${tabColumns} FROM tabs t WHERE t.tenant_id = $1 AND t.position < $3
+               ORDER BY t.position DESC LIMIT $2`,
+              [tenant, limit + 1, position],
+            );
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        tabs: page.map(tabFromRow),
+        nextCursor:
+          rows.length > limit && last !== undefined ? encodeTabCursor(Number(last.position)) : null,
+      };
+    },
+
+    async deleteTab(tabId, options) {
+      const id = requireTabId(tabId);
+      const rows = await run<{ deleted: boolean }>(
+        'delete tab',
+        'SELECT chunklog_delete_tab($1, $2) AS deleted',
+        [id, options?.tenantId ?? null],
+      );
+      if (rows[0]?.deleted !== true) throw new NotFoundError(`tab ${id} not found`);
+    },
+
+    async clearTab(tabId) {
+      const id = requireTabId(tabId);
+      const rows = await run<{ cleared: boolean }>(
+        'clear tab',
+        'SELECT chunklog_clear($1) AS cleared',
+        [id],
+      );
+      if (rows[0]?.cleared !== true) throw new NotFoundError(`tab ${id} not found`);
+    },
+
+    async tabTenant(tabId) {
+      if (!IdSchema.safeParse(tabId).success) return null;
+      const rows = await run<{ tenant_id: string }>(
+        'tab tenant',
+        'SELECT tenant_id FROM tabs WHERE id = $1',
+        [tabId],
+        'chunklog_tab_tenant',
+      );
+      return rows[0]?.tenant_id ?? null;
+    },
+  };
+}

@@ -1,0 +1,6 @@
+export {
+  type ContractOptions,
+  describeChunkStoreContract,
+  textChunk,
+} from './chunk-store-contract';
+export { loadDeepTab } from './load-deep-tab';
