@@ -33,11 +33,16 @@ export interface GroupCommitOptions {
 }
 
 /**
- * Errors after which a batch is known to have written nothing and its appends can be made one
- * by one: a chunk id inserted by a concurrent append to another tab between the batch's check
- * and its insert (unique violation), or a deadlock through such a wait.
+ * Errors the database raised about the batch's statement itself, after which the batch is known
+ * to have written nothing and its appends are made one by one, each getting its own answer: a
+ * chunk id inserted by a concurrent append to another tab between the batch's check and its
+ * insert (unique violation), a deadlock through such a wait, or one append's data refused by the
+ * database (data exceptions, constraint violations, chunklog's own codes). A lost connection or
+ * a server fault is none of these: the whole batch fails with it.
  */
-const retryOneByOne = new Set(['23505', '40P01', '40001']);
+function oneByOneAfter(code: string | undefined): boolean {
+  return code !== undefined && /^(22|23|40|CL)/.test(code);
+}
 
 /**
  * Group commit behind the append port. An append that finds a lane free runs at once, alone,
@@ -92,8 +97,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
         'chunklog_append_batch',
       );
     } catch (error) {
-      const code = sqlState(error);
-      if (code !== undefined && retryOneByOne.has(code)) {
+      if (oneByOneAfter(sqlState(error))) {
         for (const item of batch) await settleOne(item);
         return;
       }

@@ -1,0 +1,183 @@
+import { ConflictError, NotFoundError } from '@chunklog/chunk-core';
+import { describe, expect, it } from 'vitest';
+import type { SqlClient } from '../sql-client';
+import { type AppendRequest, createGroupCommit } from './group-commit';
+
+interface Call {
+  name: string | undefined;
+  values: unknown[];
+  resolve(rows: Record<string, unknown>[]): void;
+  reject(error: unknown): void;
+}
+
+/** A SqlClient whose statements wait until the test answers them, in the order they came. */
+function scriptedClient() {
+  const calls: Call[] = [];
+  const client: SqlClient = {
+    query<Row extends Record<string, unknown>>(_text: string, values?: unknown[], name?: string) {
+      return new Promise<Row[]>((resolve, reject) => {
+        calls.push({
+          name,
+          values: values ?? [],
+          resolve: resolve as (rows: Record<string, unknown>[]) => void,
+          reject,
+        });
+      });
+    },
+  };
+  /** The next statement sent, once it has been. */
+  async function next(): Promise<Call> {
+    for (let tick = 0; tick < 100 && calls.length === 0; tick += 1) await Promise.resolve();
+    const call = calls.shift();
+    if (call === undefined) throw new Error('no statement was sent');
+    return call;
+  }
+  return { client, next, pending: () => calls.length };
+}
+
+const metrics = { batch() {}, queueWait() {} };
+const limits = { maxItems: 64, maxChunks: 1000, maxBytes: 1 << 22 };
+
+function request(tabId: string, id: string): AppendRequest {
+  return { tabId, chunksJson: `[{"id":"${id}"}]`, chunkCount: 1, expectedSeq: null };
+}
+
+function row(id: string, seq: number, extra: Record<string, unknown> = {}) {
+  return {
+    id,
+    seq: String(seq),
+    turn_id: 't',
+    step: 0,
+    role: 'user',
+    type: 'text',
+    data: {},
+    created_at_ms: 1,
+    ...extra,
+  };
+}
+
+/** Starts a lone append (which takes the lane) and returns it with its statement. */
+async function occupyLane(
+  harness: ReturnType<typeof scriptedClient>,
+  commit: ReturnType<typeof createGroupCommit>,
+) {
+  const lone = commit.append(request('busy', 'lone'));
+  const call = await harness.next();
+  expect(call.name).toBe('chunklog_append');
+  return { lone, call };
+}
+
+describe('group commit', () => {
+  it('runs a lone append at once as the single statement', async () => {
+    const harness = scriptedClient();
+    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
+    const { lone, call } = await occupyLane(harness, commit);
+    expect(call.values).toEqual(['busy', '[{"id":"lone"}]', null]);
+    call.resolve([row('lone', 1)]);
+    expect((await lone).map((chunk) => chunk.seq)).toEqual([1]);
+    await commit.idle();
+  });
+
+  it('sends the appends that queued behind a busy lane as one batch, in call order', async () => {
+    const harness = scriptedClient();
+    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
+    const { lone, call } = await occupyLane(harness, commit);
+    const first = commit.append(request('a', 'a1'));
+    const second = commit.append(request('b', 'b1'));
+    const third = commit.append(request('a', 'a2'));
+    expect(harness.pending()).toBe(0);
+    call.resolve([row('lone', 1)]);
+    await lone;
+    const batch = await harness.next();
+    expect(batch.name).toBe('chunklog_append_batch');
+    expect(batch.values[0]).toBe('{a,b,a}');
+    batch.resolve([
+      row('a1', 1, { item: 1, deferred: false }),
+      row('b1', 1, { item: 2, deferred: false }),
+      row('a2', 2, { item: 3, deferred: false }),
+    ]);
+    expect((await Promise.all([first, second, third])).map((chunks) => chunks[0]!.id)).toEqual([
+      'a1',
+      'b1',
+      'a2',
+    ]);
+  });
+
+  it('makes deferred appends one by one after the batch, each with its own answer', async () => {
+    const harness = scriptedClient();
+    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
+    const { call } = await occupyLane(harness, commit);
+    const good = commit.append(request('a', 'a1'));
+    const fenced = commit.append(request('b', 'b1'));
+    const replay = commit.append(request('c', 'c1'));
+    call.resolve([row('lone', 1)]);
+    const batch = await harness.next();
+    batch.resolve([
+      row('a1', 4, { item: 1, deferred: false }),
+      { item: 2, deferred: true },
+      { item: 3, deferred: true },
+    ]);
+    expect((await good)[0]!.seq).toBe(4);
+    const fencedCall = await harness.next();
+    expect(fencedCall.values[0]).toBe('b');
+    fencedCall.reject(Object.assign(new Error('expected seq 2 but ...'), { code: 'CL409' }));
+    const replayCall = await harness.next();
+    expect(replayCall.values[0]).toBe('c');
+    replayCall.resolve([row('c1', 7)]);
+    expect(await fenced.catch((error: unknown) => error)).toBeInstanceOf(ConflictError);
+    expect((await replay)[0]!.seq).toBe(7);
+  });
+
+  it('makes a batch the database refused one by one, so only the culprit fails', async () => {
+    const harness = scriptedClient();
+    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
+    const { call } = await occupyLane(harness, commit);
+    const first = commit.append(request('a', 'a1'));
+    const second = commit.append(request('b', 'b1'));
+    call.resolve([row('lone', 1)]);
+    (await harness.next()).reject(Object.assign(new Error('duplicate key'), { code: '23505' }));
+    (await harness.next()).resolve([row('a1', 1)]);
+    (await harness.next()).reject(
+      Object.assign(new Error('tab b does not exist'), { code: 'CL404' }),
+    );
+    expect((await first)[0]!.seq).toBe(1);
+    expect(await second.catch((error: unknown) => error)).toBeInstanceOf(NotFoundError);
+  });
+
+  it('fails every append of a batch whose connection was lost, with that error', async () => {
+    const harness = scriptedClient();
+    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
+    const { call } = await occupyLane(harness, commit);
+    const appends = [commit.append(request('a', 'a1')), commit.append(request('b', 'b1'))];
+    call.resolve([row('lone', 1)]);
+    const lost = new Error('Connection terminated unexpectedly');
+    (await harness.next()).reject(lost);
+    expect(
+      await Promise.all(appends.map((append) => append.catch((error: unknown) => error))),
+    ).toEqual([lost, lost]);
+    expect(harness.pending()).toBe(0);
+  });
+
+  it('never runs two batches of one tab at once, even with lanes free', async () => {
+    const harness = scriptedClient();
+    const commit = createGroupCommit(harness.client, { lanes: 4, limits, metrics });
+    const first = commit.append(request('a', 'a1'));
+    const firstCall = await harness.next();
+    const second = commit.append(request('a', 'a2'));
+    const other = commit.append(request('b', 'b1'));
+    // b goes on a free lane; a2 waits for a1, although lanes are free.
+    const otherCall = await harness.next();
+    expect(otherCall.values[0]).toBe('b');
+    expect(harness.pending()).toBe(0);
+    otherCall.resolve([row('b1', 1)]);
+    await other;
+    expect(harness.pending()).toBe(0);
+    firstCall.resolve([row('a1', 1)]);
+    await first;
+    const secondCall = await harness.next();
+    expect(secondCall.values[0]).toBe('a');
+    secondCall.resolve([row('a2', 2)]);
+    expect((await second)[0]!.seq).toBe(2);
+    await commit.idle();
+  });
+});
