@@ -19,7 +19,7 @@ const PostgresStoreOptionsSchema = z.object({
   maxConnections: z.number().int().min(1).max(1000).optional(),
   migrationsFolder: z.string().min(1).optional(),
   /**
-   * Append batches in flight at once, each on its own connection (default 2): appends that
+   * Append batches in flight at once, each on its own connection (default 1): appends that
    * arrive while they are busy go together in the next batch.
    */
   appendLanes: z.number().int().min(1).max(64).optional(),
@@ -59,7 +59,7 @@ export function createPostgresStore(options: PostgresStoreOptions): ChunkStore {
   };
 
   const appends = {
-    lanes: parsed.appendLanes ?? 2,
+    lanes: parsed.appendLanes ?? 1,
     metrics: createAppendMetrics(parsed.metricsRegistry),
   };
   return createSqlChunkStore(

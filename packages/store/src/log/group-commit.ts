@@ -124,7 +124,13 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
     }
   }
 
+  function wakeIdleWaiters(): void {
+    for (const wake of idleWaiters) wake();
+    idleWaiters = [];
+  }
+
   function pump(): void {
+    if (inFlight === 0 && waiting.length === 0) wakeIdleWaiters();
     while (inFlight < options.lanes && waiting.length > 0) {
       const { batch, rest } = takeBatch(waiting, busyTabs, options.limits);
       if (batch.length === 0) return;
@@ -145,11 +151,13 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
         .finally(() => {
           inFlight -= 1;
           for (const item of batch) busyTabs.delete(item.tabId);
-          pump();
-          if (inFlight === 0 && waiting.length === 0) {
-            for (const wake of idleWaiters) wake();
-            idleWaiters = [];
+          if (waiting.length === 0) {
+            if (inFlight === 0) wakeIdleWaiters();
+            return;
           }
+          // The callers this batch just answered are mostly about to append again: one turn of
+          // the event loop lets them join the next batch instead of trailing it one by one.
+          setImmediate(pump);
         });
     }
   }

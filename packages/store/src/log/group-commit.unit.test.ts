@@ -27,7 +27,9 @@ function scriptedClient() {
   };
   /** The next statement sent, once it has been. */
   async function next(): Promise<Call> {
-    for (let tick = 0; tick < 100 && calls.length === 0; tick += 1) await Promise.resolve();
+    for (let turn = 0; turn < 100 && calls.length === 0; turn += 1) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const call = calls.shift();
     if (call === undefined) throw new Error('no statement was sent');
     return call;
@@ -171,6 +173,8 @@ describe('group commit', () => {
     expect(harness.pending()).toBe(0);
     otherCall.resolve([row('b1', 1)]);
     await other;
+    // Let a freed lane look at the queue: a2 must still wait for a1.
+    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
     expect(harness.pending()).toBe(0);
     firstCall.resolve([row('a1', 1)]);
     await first;
