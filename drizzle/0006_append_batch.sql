@@ -72,8 +72,11 @@ BEGIN
       p.tail IS NULL
         OR (p.pos = 1 AND p.expected_seq IS NOT NULL AND p.expected_seq <> p.next_seq)
         OR count(*) OVER (PARTITION BY p.chunk_id) > 1
-        OR EXISTS (SELECT 1 FROM chunks x WHERE x.id = p.chunk_id) AS unusual
+        OR stored.id IS NOT NULL AS unusual
     FROM planned p
+    -- One probe of the primary key per chunk: as a lateral with a LIMIT, the plan cannot
+    -- turn it into a hash of every stored id.
+    LEFT JOIN LATERAL (SELECT x.id FROM chunks x WHERE x.id = p.chunk_id LIMIT 1) AS stored ON true
   ),
   classified AS (
     SELECT k.*, bool_or(k.unusual) OVER (PARTITION BY k.tab_id) AS tab_deferred
