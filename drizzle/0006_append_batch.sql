@@ -29,18 +29,17 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
-DECLARE
-  v_key bigint;
 BEGIN
-  -- Held until commit, like chunklog_append's: per-tab commit order equals seq order. The
-  -- statement below starts after the last lock, so its snapshot sees every earlier holder's rows.
-  FOR v_key IN
+  -- Held until commit, like chunklog_append's: per-tab commit order equals seq order. The keys
+  -- are taken in the order of the sorted array (unnest yields its elements in order), all in one
+  -- statement; the statement below starts after it, so its snapshot sees every earlier holder's
+  -- rows.
+  PERFORM pg_advisory_xact_lock(k.key)
+  FROM unnest(ARRAY(
     SELECT DISTINCT chunklog_tab_lock_key(i.tab_id) AS key
     FROM unnest(p_tab_ids) AS i(tab_id)
     ORDER BY key
-  LOOP
-    PERFORM pg_advisory_xact_lock(v_key);
-  END LOOP;
+  )) AS k(key);
 
   RETURN QUERY
   WITH items AS (
