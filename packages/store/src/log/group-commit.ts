@@ -62,6 +62,8 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
   const busyTabs = new Set<string>();
   let inFlight = 0;
   let idleWaiters: Array<() => void> = [];
+  /** A lane freed while appends waited; the next batch starts on the next turn of the loop. */
+  let pumpScheduled = false;
 
   async function appendOne(request: AppendRequest): Promise<Chunk[]> {
     try {
@@ -151,13 +153,21 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
         .finally(() => {
           inFlight -= 1;
           for (const item of batch) busyTabs.delete(item.tabId);
-          if (waiting.length === 0) {
+          if (waiting.length === 0 && batch.length === 1) {
             if (inFlight === 0) wakeIdleWaiters();
             return;
           }
-          // The callers this batch just answered are mostly about to append again: one turn of
-          // the event loop lets them join the next batch instead of trailing it one by one.
-          setImmediate(pump);
+          // Under load (appends waited, or came in a batch), the callers this batch just
+          // answered are mostly about to append again: one turn of the event loop lets them all
+          // join the next batch, instead of the first of them taking the lane alone and the
+          // rest trailing it.
+          if (!pumpScheduled) {
+            pumpScheduled = true;
+            setImmediate(() => {
+              pumpScheduled = false;
+              pump();
+            });
+          }
         });
     }
   }
@@ -172,7 +182,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
           resolve,
           reject,
         });
-        pump();
+        if (!pumpScheduled) pump();
       });
     },
     idle(): Promise<void> {

@@ -105,6 +105,40 @@ describe('group commit', () => {
     ]);
   });
 
+  it('lets the callers a batch answered append again together, not the first alone', async () => {
+    const harness = scriptedClient();
+    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
+    const { call } = await occupyLane(harness, commit);
+    const first = commit.append(request('a', 'a1'));
+    const second = commit.append(request('b', 'b1'));
+    call.resolve([row('lone', 1)]);
+    const batch = await harness.next();
+    // As callers do: some work between the answer and the next append, so the lane is free
+    // again by the time they call.
+    const later = async (answered: Promise<unknown>, next: AppendRequest) => {
+      await answered;
+      for (let hop = 0; hop < 10; hop += 1) await Promise.resolve();
+      return commit.append(next);
+    };
+    const again = Promise.all([
+      later(first, request('a', 'a2')),
+      later(second, request('b', 'b2')),
+    ]);
+    batch.resolve([
+      row('a1', 1, { item: 1, deferred: false }),
+      row('b1', 1, { item: 2, deferred: false }),
+    ]);
+    const next = await harness.next();
+    expect(next.name).toBe('chunklog_append_batch');
+    expect(next.values[0]).toBe('{a,b}');
+    next.resolve([
+      row('a2', 2, { item: 1, deferred: false }),
+      row('b2', 2, { item: 2, deferred: false }),
+    ]);
+    expect((await again).map((chunks) => chunks[0]!.seq)).toEqual([2, 2]);
+    await commit.idle();
+  });
+
   it('makes deferred appends one by one after the batch, each with its own answer', async () => {
     const harness = scriptedClient();
     const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
