@@ -5,10 +5,11 @@
 -- Every distinct tab's append lock is taken first, in key order, so batches cannot deadlock
 -- with each other, nor with chunklog_append, clear and delete (one lock each). Then one
 -- statement reads each tab's tail once, gives the rows of a tab's items consecutive seqs in item
--- order and inserts them all. A tab is left out of that insert (its rows returned with
--- deferred = true and nothing written for it) when anything about it is unusual: the tab does
--- not exist, an item's expected seq does not match, a chunk id is already stored or appears
--- twice in the batch. The caller then appends those items one by one with chunklog_append,
+-- order and inserts them all, returning the stored rows (item null: a chunk id is in one item
+-- only, the caller's batches see to that). A tab is left out of that insert (one row per item
+-- returned with its item number and deferred = true, nothing written for it) when anything
+-- about it is unusual: the tab does not exist, an item's expected seq does not match, a chunk
+-- id is already stored. The caller then appends those items one by one with chunklog_append,
 -- whose answer (a replay, a fenced writer, an unknown tab) they get exactly as if alone.
 CREATE FUNCTION chunklog_append_batch(p_tab_ids uuid[], p_chunks jsonb, p_expected_seqs bigint[])
 RETURNS TABLE (
@@ -70,7 +71,6 @@ BEGIN
     SELECT p.*,
       p.tail IS NULL
         OR (p.pos = 1 AND p.expected_seq IS NOT NULL AND p.expected_seq <> p.next_seq)
-        OR count(*) OVER (PARTITION BY p.chunk_id) > 1
         OR stored.id IS NOT NULL AS unusual
     FROM planned p
     -- One probe of the primary key per chunk: as a lateral with a LIMIT, the plan cannot
@@ -89,10 +89,9 @@ BEGIN
     WHERE NOT k.tab_deferred
     RETURNING c.id, c.seq, c.turn_id, c.step, c.role, c.type, c.data, c.created_at
   )
-  SELECT k.item_no, false, n.id, n.seq, n.turn_id, n.step, n.role, n.type, n.data,
+  SELECT NULL::integer, false, n.id, n.seq, n.turn_id, n.step, n.role, n.type, n.data,
     floor(extract(epoch FROM n.created_at) * 1000)::double precision
   FROM inserted n
-  JOIN classified k ON k.chunk_id = n.id AND NOT k.tab_deferred
   UNION ALL
   SELECT DISTINCT k.item_no, true, NULL::uuid, NULL::bigint, NULL::uuid, NULL::integer,
     NULL::text, NULL::text, NULL::jsonb, NULL::double precision

@@ -54,8 +54,8 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
   return {
     async append(tabId, chunks, options) {
       const id = requireTabId(tabId);
-      const { chunksJson, expectedSeq } = validateAppend(id, chunks, options);
-      return groupCommit.append({ tabId: id, chunksJson, chunkCount: chunks.length, expectedSeq });
+      const { chunksJson, chunkIds, expectedSeq } = validateAppend(id, chunks, options);
+      return groupCommit.append({ tabId: id, chunksJson, chunkIds, expectedSeq });
     },
 
     async page(tabId, options): Promise<ChunkPage> {

@@ -9,7 +9,8 @@ import { type BatchLimits, takeBatch } from './take-batch';
 export interface AppendRequest {
   tabId: string;
   chunksJson: string;
-  chunkCount: number;
+  /** Its chunks' ids, in order. */
+  chunkIds: string[];
   expectedSeq: number | null;
 }
 
@@ -109,11 +110,17 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
       for (const item of batch) item.reject(mapped);
       return;
     }
+    // Stored rows come back by chunk id (no chunk id is in two appends of one batch); a
+    // deferred append by its place in the batch.
+    const itemOfChunk = new Map<string, number>();
+    for (const [index, item] of batch.entries()) {
+      for (const id of item.chunkIds) itemOfChunk.set(id, index);
+    }
     const stored = batch.map((): ChunkRow[] => []);
     const deferred = new Set<number>();
     for (const row of rows) {
       if (row.deferred) deferred.add(row.item - 1);
-      else stored[row.item - 1]?.push(row);
+      else stored[itemOfChunk.get(row.id) ?? -1]?.push(row);
     }
     for (const [index, item] of batch.entries()) {
       if (deferred.has(index)) continue;

@@ -41,7 +41,7 @@ const metrics = { batch() {}, queueWait() {} };
 const limits = { maxItems: 64, maxChunks: 1000, maxBytes: 1 << 22 };
 
 function request(tabId: string, id: string): AppendRequest {
-  return { tabId, chunksJson: `[{"id":"${id}"}]`, chunkCount: 1, expectedSeq: null };
+  return { tabId, chunksJson: `[{"id":"${id}"}]`, chunkIds: [id], expectedSeq: null };
 }
 
 function row(id: string, seq: number, extra: Record<string, unknown> = {}) {

@@ -1,7 +1,8 @@
 /** What the group commit needs to know of a waiting append to place it in a batch. */
 export interface BatchCandidate {
   tabId: string;
-  chunkCount: number;
+  /** Ids of its chunks, in order. */
+  chunkIds: readonly string[];
   /** Length of its chunks' JSON. */
   bytes: number;
 }
@@ -14,9 +15,11 @@ export interface BatchLimits {
 
 /**
  * The next batch from the waiting appends, in call order: every one that fits the limits and
- * whose tab is not in a batch still in flight. Once an append is left waiting, every later one
- * of its tab waits too, so a tab's appends run in the order they were called. The first
- * eligible append is taken whatever its size (one append alone is always allowed).
+ * whose tab is not in a batch still in flight, and none of whose chunk ids is already in the
+ * batch (the same chunk appended twice is answered by a later batch as a replay). Once an
+ * append is left waiting, every later one of its tab waits too, so a tab's appends run in the
+ * order they were called. The first eligible append is taken whatever its size (one append
+ * alone is always allowed).
  */
 export function takeBatch<Item extends BatchCandidate>(
   waiting: readonly Item[],
@@ -26,17 +29,18 @@ export function takeBatch<Item extends BatchCandidate>(
   const batch: Item[] = [];
   const rest: Item[] = [];
   const blocked = new Set(busyTabs);
-  let chunks = 0;
+  const ids = new Set<string>();
   let bytes = 0;
   for (const item of waiting) {
     const fits =
       batch.length === 0 ||
       (batch.length < limits.maxItems &&
-        chunks + item.chunkCount <= limits.maxChunks &&
-        bytes + item.bytes <= limits.maxBytes);
+        ids.size + item.chunkIds.length <= limits.maxChunks &&
+        bytes + item.bytes <= limits.maxBytes &&
+        !item.chunkIds.some((id) => ids.has(id)));
     if (fits && !blocked.has(item.tabId)) {
       batch.push(item);
-      chunks += item.chunkCount;
+      for (const id of item.chunkIds) ids.add(id);
       bytes += item.bytes;
     } else {
       rest.push(item);

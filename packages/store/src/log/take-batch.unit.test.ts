@@ -3,8 +3,9 @@ import { takeBatch } from './take-batch';
 
 const limits = { maxItems: 3, maxChunks: 10, maxBytes: 1000 };
 
-function item(name: string, tabId: string, chunkCount = 1, bytes = 10) {
-  return { name, tabId, chunkCount, bytes };
+function item(name: string, tabId: string, chunkCount = 1, bytes = 10, ids?: string[]) {
+  const chunkIds = ids ?? Array.from({ length: chunkCount }, (_, index) => `${name}-${index}`);
+  return { name, tabId, chunkIds, bytes };
 }
 
 const names = (items: Array<{ name: string }>) => items.map((entry) => entry.name);
@@ -42,6 +43,18 @@ describe('takeBatch', () => {
     expect(names(takeBatch(waiting, new Set(), limits).batch)).toEqual(['big']);
     const second = [item('small', 'b', 1, 600), item('medium', 'c', 1, 600)];
     expect(names(takeBatch(second, new Set(), limits).batch)).toEqual(['small']);
+  });
+
+  it('leaves an append of a chunk id already in the batch, and its tab’s later ones, waiting', () => {
+    const waiting = [
+      item('a1', 'a', 1, 10, ['x']),
+      item('b1', 'b', 1, 10, ['x']),
+      item('c1', 'c'),
+      item('b2', 'b'),
+    ];
+    const { batch, rest } = takeBatch(waiting, new Set(), { ...limits, maxItems: 10 });
+    expect(names(batch)).toEqual(['a1', 'c1']);
+    expect(names(rest)).toEqual(['b1', 'b2']);
   });
 
   it('takes nothing when every waiting append’s tab is busy', () => {

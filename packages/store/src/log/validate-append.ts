@@ -21,7 +21,7 @@ export function validateAppend(
   tabId: string,
   chunks: unknown,
   options: unknown,
-): { chunksJson: string; expectedSeq: number | null } {
+): { chunksJson: string; chunkIds: string[]; expectedSeq: number | null } {
   const parsedOptions = AppendOptionsSchema.safeParse(options);
   if (!parsedOptions.success) {
     throw new InvalidInputError(`invalid append options: ${parsedOptions.error.message}`);
@@ -58,6 +58,7 @@ export function validateAppend(
   });
   return {
     chunksJson: `[${rows.join(',')}]`,
+    chunkIds: [...seen],
     expectedSeq: parsedOptions.data?.expectedSeq ?? null,
   };
 }
