@@ -5,5 +5,6 @@ export { createPostgresStore, type PostgresStoreOptions } from './create-postgre
 export type { InboxMessage, InboxStore, MessageMode } from './inbox/inbox-store';
 export type { AcquireLeaseResult, LeaseStore, TurnLease } from './leases/lease-store';
 export type { AppendOptions, ChunkLog, PageOptions } from './log/chunk-log';
+export { maxChunksPerAppend } from './log/validate-append';
 export type { TabStore } from './tabs/tab-store';
 export type { TenantStore } from './tenants/tenant-store';
