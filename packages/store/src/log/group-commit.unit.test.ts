@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '@chunklog/chunk-core';
+import { type Chunk, ConflictError, NotFoundError } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import type { SqlClient } from '../sql-client';
 import { type AppendRequest, createGroupCommit } from './group-commit';
@@ -69,6 +69,19 @@ async function occupyLane(
   return { lone, call };
 }
 
+/**
+ * A group commit with one lane, busy with a lone append while `requests` queue behind it; the
+ * lone append is then answered, and the statement the queued ones went out in is returned.
+ */
+async function queuedBehindLone(requests: AppendRequest[]) {
+  const harness = scriptedClient();
+  const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
+  const { call } = await occupyLane(harness, commit);
+  const appends = requests.map((next) => commit.append(next));
+  call.resolve([row('lone', 1)]);
+  return { harness, commit, appends, batch: await harness.next() };
+}
+
 describe('group commit', () => {
   it('runs a lone append at once as the single statement', async () => {
     const harness = scriptedClient();
@@ -81,38 +94,28 @@ describe('group commit', () => {
   });
 
   it('sends the appends that queued behind a busy lane as one batch, in call order', async () => {
-    const harness = scriptedClient();
-    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
-    const { lone, call } = await occupyLane(harness, commit);
-    const first = commit.append(request('a', 'a1'));
-    const second = commit.append(request('b', 'b1'));
-    const third = commit.append(request('a', 'a2'));
-    expect(harness.pending()).toBe(0);
-    call.resolve([row('lone', 1)]);
-    await lone;
-    const batch = await harness.next();
+    const { harness, appends, batch } = await queuedBehindLone([
+      request('a', 'a1'),
+      request('b', 'b1'),
+      request('a', 'a2'),
+    ]);
     expect(batch.name).toBe('chunklog_append_batch');
     expect(batch.values[0]).toBe('{a,b,a}');
     batch.resolve([
-      row('a1', 1, { item: 1, deferred: false }),
-      row('b1', 1, { item: 2, deferred: false }),
-      row('a2', 2, { item: 3, deferred: false }),
+      row('a1', 1, { item: null, deferred: false }),
+      row('b1', 1, { item: null, deferred: false }),
+      row('a2', 2, { item: null, deferred: false }),
     ]);
-    expect((await Promise.all([first, second, third])).map((chunks) => chunks[0]!.id)).toEqual([
-      'a1',
-      'b1',
-      'a2',
-    ]);
+    expect((await Promise.all(appends)).map((chunks) => chunks[0]!.id)).toEqual(['a1', 'b1', 'a2']);
+    expect(harness.pending()).toBe(0);
   });
 
   it('lets the callers a batch answered append again together, not the first alone', async () => {
-    const harness = scriptedClient();
-    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
-    const { call } = await occupyLane(harness, commit);
-    const first = commit.append(request('a', 'a1'));
-    const second = commit.append(request('b', 'b1'));
-    call.resolve([row('lone', 1)]);
-    const batch = await harness.next();
+    const { harness, commit, appends, batch } = await queuedBehindLone([
+      request('a', 'a1'),
+      request('b', 'b1'),
+    ]);
+    const [first, second] = appends as [Promise<unknown>, Promise<unknown>];
     // As callers do: some work between the answer and the next append, so the lane is free
     // again by the time they call.
     const later = async (answered: Promise<unknown>, next: AppendRequest) => {
@@ -125,31 +128,33 @@ describe('group commit', () => {
       later(second, request('b', 'b2')),
     ]);
     batch.resolve([
-      row('a1', 1, { item: 1, deferred: false }),
-      row('b1', 1, { item: 2, deferred: false }),
+      row('a1', 1, { item: null, deferred: false }),
+      row('b1', 1, { item: null, deferred: false }),
     ]);
     const next = await harness.next();
     expect(next.name).toBe('chunklog_append_batch');
     expect(next.values[0]).toBe('{a,b}');
     next.resolve([
-      row('a2', 2, { item: 1, deferred: false }),
-      row('b2', 2, { item: 2, deferred: false }),
+      row('a2', 2, { item: null, deferred: false }),
+      row('b2', 2, { item: null, deferred: false }),
     ]);
     expect((await again).map((chunks) => chunks[0]!.seq)).toEqual([2, 2]);
     await commit.idle();
   });
 
   it('makes deferred appends one by one after the batch, each with its own answer', async () => {
-    const harness = scriptedClient();
-    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
-    const { call } = await occupyLane(harness, commit);
-    const good = commit.append(request('a', 'a1'));
-    const fenced = commit.append(request('b', 'b1'));
-    const replay = commit.append(request('c', 'c1'));
-    call.resolve([row('lone', 1)]);
-    const batch = await harness.next();
+    const { harness, appends, batch } = await queuedBehindLone([
+      request('a', 'a1'),
+      request('b', 'b1'),
+      request('c', 'c1'),
+    ]);
+    const [good, fenced, replay] = appends as [
+      Promise<Chunk[]>,
+      Promise<Chunk[]>,
+      Promise<Chunk[]>,
+    ];
     batch.resolve([
-      row('a1', 4, { item: 1, deferred: false }),
+      row('a1', 4, { item: null, deferred: false }),
       { item: 2, deferred: true },
       { item: 3, deferred: true },
     ]);
@@ -165,13 +170,12 @@ describe('group commit', () => {
   });
 
   it('makes a batch the database refused one by one, so only the culprit fails', async () => {
-    const harness = scriptedClient();
-    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
-    const { call } = await occupyLane(harness, commit);
-    const first = commit.append(request('a', 'a1'));
-    const second = commit.append(request('b', 'b1'));
-    call.resolve([row('lone', 1)]);
-    (await harness.next()).reject(Object.assign(new Error('duplicate key'), { code: '23505' }));
+    const { harness, appends, batch } = await queuedBehindLone([
+      request('a', 'a1'),
+      request('b', 'b1'),
+    ]);
+    const [first, second] = appends as [Promise<Chunk[]>, Promise<Chunk[]>];
+    batch.reject(Object.assign(new Error('duplicate key'), { code: '23505' }));
     (await harness.next()).resolve([row('a1', 1)]);
     (await harness.next()).reject(
       Object.assign(new Error('tab b does not exist'), { code: 'CL404' }),
@@ -181,13 +185,12 @@ describe('group commit', () => {
   });
 
   it('fails every append of a batch whose connection was lost, with that error', async () => {
-    const harness = scriptedClient();
-    const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
-    const { call } = await occupyLane(harness, commit);
-    const appends = [commit.append(request('a', 'a1')), commit.append(request('b', 'b1'))];
-    call.resolve([row('lone', 1)]);
+    const { harness, appends, batch } = await queuedBehindLone([
+      request('a', 'a1'),
+      request('b', 'b1'),
+    ]);
     const lost = new Error('Connection terminated unexpectedly');
-    (await harness.next()).reject(lost);
+    batch.reject(lost);
     expect(
       await Promise.all(appends.map((append) => append.catch((error: unknown) => error))),
     ).toEqual([lost, lost]);
