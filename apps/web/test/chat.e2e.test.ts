@@ -84,6 +84,26 @@ describe('the chat', () => {
     expect((await fetch(`${product.url}/v1/tabs/${tabId}`)).status).toBe(404);
   });
 
+  it('renames a tab from its header with the keyboard, in the list and the store alike', async () => {
+    const tabId = await createTabInPage(page, 'old name');
+    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    const field = page.getByLabel('Tab title');
+    expect(await field.inputValue()).toBe('old name');
+    await field.fill('new name');
+    await field.press('Enter');
+    await page.waitForSelector('h1:has-text("new name")');
+    const list = page.getByRole('navigation', { name: 'Your tabs' });
+    await list.getByText('new name').waitFor();
+    expect(await list.getByText('old name').count()).toBe(0);
+    expect((await api.tab(tabId)).title).toBe('new name');
+
+    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    await page.getByLabel('Tab title').fill('abandoned');
+    await page.getByLabel('Tab title').press('Escape');
+    await page.waitForSelector('h1:has-text("new name")');
+    expect((await api.tab(tabId)).title).toBe('new name');
+  });
+
   it('streams an answer in as it is typed, and the screen then equals the stored log', async () => {
     const tabId = await createTabInPage(page, 'streaming');
     await sendInPage(page, 'Tell me a story. [[sim: words 150]] [[sim: rate 80]]');

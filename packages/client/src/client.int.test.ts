@@ -26,7 +26,7 @@ describe('ChunklogClient against a real gateway with API keys', () => {
   });
   afterAll(() => gateway.close());
 
-  it('creates, reads, lists page by page and deletes tabs', async () => {
+  it('creates, reads, lists page by page, renames and deletes tabs', async () => {
     const created = [];
     for (const n of [1, 2, 3, 4, 5]) {
       created.push(await client.createTab({ title: `tab ${n}`, config: { maxSteps: 3 } }));
@@ -39,6 +39,13 @@ describe('ChunklogClient against a real gateway with API keys', () => {
     const all = [];
     for await (const tab of client.tabs({ pageSize: 2 })) all.push(tab.id);
     expect(all).toEqual(created.map((tab) => tab.id).reverse());
+    const renamed = await client.renameTab(created[1]?.id ?? '', 'renamed');
+    expect(renamed).toMatchObject({
+      id: created[1]?.id,
+      title: 'renamed',
+      config: { maxSteps: 3 },
+    });
+    expect((await client.getTab(created[1]?.id ?? '')).title).toBe('renamed');
     await client.deleteTab(created[0]?.id ?? '');
     expect(await failure(client.getTab(created[0]?.id ?? ''))).toMatchObject({
       code: 'not_found',

@@ -118,6 +118,15 @@ export class ChunklogClient {
     return (await this.request<{ tab: Tab }>('GET', tabPath(tabId), { signal })).tab;
   }
 
+  /** Sets a tab's title; its log and config do not change. */
+  async renameTab(tabId: string, title: string, signal?: AbortSignal): Promise<Tab> {
+    const body = await this.request<{ tab: Tab }>('PATCH', tabPath(tabId), {
+      body: { title },
+      signal,
+    });
+    return body.tab;
+  }
+
   /** Deletes a tab and its log. */
   async deleteTab(tabId: string, signal?: AbortSignal): Promise<void> {
     await this.request('DELETE', tabPath(tabId), { signal });

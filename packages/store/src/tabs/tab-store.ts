@@ -19,6 +19,8 @@ export interface TabStore {
     tenantId: string,
     options: { limit: number; cursor?: string },
   ): Promise<{ tabs: Tab[]; nextCursor: string | null }>;
+  /** Sets the title; throws NotFoundError when absent or (with tenantId) another tenant's. */
+  renameTab(tabId: string, input: { title: string; tenantId?: string }): Promise<Tab>;
   deleteTab(tabId: string, options?: { tenantId?: string }): Promise<void>;
   /** Deletes every chunk; seq is never reused afterwards. */
   clearTab(tabId: string): Promise<void>;
@@ -26,13 +28,19 @@ export interface TabStore {
   tabTenant(tabId: string): Promise<string | null>;
 }
 
+const TitleSchema = z.string().max(1000).refine(noNul, 'title must not contain NUL (\\u0000)');
+
 const CreateTabSchema = z
   .object({
     tenantId: TenantIdSchema,
-    title: z.string().max(1000).refine(noNul, 'title must not contain NUL (\\u0000)').optional(),
+    title: TitleSchema.optional(),
     config: TabConfigSchema.refine(noNul, 'config must not contain NUL (\\u0000)').optional(),
     parentTabId: IdSchema.optional(),
   })
+  .strict();
+
+const RenameTabSchema = z
+  .object({ title: TitleSchema, tenantId: TenantIdSchema.optional() })
   .strict();
 
 const ListTabsSchema = z
@@ -102,6 +110,21 @@ export function createSqlTabStore(run: RunStatement): TabStore {
         nextCursor:
           rows.length > limit && last !== undefined ? encodeTabCursor(Number(last.position)) : null,
       };
+    },
+
+    async renameTab(tabId, input) {
+      const id = requireTabId(tabId);
+      const { title, tenantId } = parse(RenameTabSchema, input, 'rename');
+      const rows = await run<TabRow>(
+        'rename tab',
+        `UPDATE tabs AS t SET title = $2, updated_at = now()
+         WHERE t.id = $1 AND ($3::text IS NULL OR t.tenant_id = $3)
+         RETURNING ${tabColumns}`,
+        [id, title, tenantId ?? null],
+      );
+      const row = rows[0];
+      if (row === undefined) throw new NotFoundError(`tab ${id} not found`);
+      return tabFromRow(row);
     },
 
     async deleteTab(tabId, options) {

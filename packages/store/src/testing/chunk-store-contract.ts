@@ -155,6 +155,25 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expect((await store.getTab(tab.id)).id).toBe(tab.id);
       });
 
+      it('renames a tab of the tenant, and not one of another tenant or with a bad title', async () => {
+        const tenantId = await newTenant();
+        const tab = await newTab(tenantId);
+        const renamed = await store.renameTab(tab.id, { title: 'renamed', tenantId });
+        expect(renamed).toMatchObject({ id: tab.id, title: 'renamed', lastSeq: 0 });
+        expect((await store.getTab(tab.id)).title).toBe('renamed');
+        const other = await newTenant();
+        expect(
+          await rejection(store.renameTab(tab.id, { title: 'theirs', tenantId: other })),
+        ).toBeInstanceOf(NotFoundError);
+        expect(
+          await rejection(store.renameTab(randomUUID(), { title: 'nobody', tenantId })),
+        ).toBeInstanceOf(NotFoundError);
+        expect(
+          await rejection(store.renameTab(tab.id, { title: 'a\u0000b', tenantId })),
+        ).toBeInstanceOf(InvalidInputError);
+        expect((await store.getTab(tab.id)).title).toBe('renamed');
+      });
+
       it('refuses a parent tab of another tenant and accepts one of the same tenant', async () => {
         const tenantId = await newTenant();
         const parent = await newTab(tenantId);

@@ -27,6 +27,8 @@ export const CreateTabBodySchema = z
   // No body at all is a tab with defaults.
   .nullish();
 
+export const RenameTabBodySchema = z.object({ title: z.string().max(500) }).strict();
+
 export const ListTabsQuerySchema = z.object({
   limit: pageLimit,
   cursor: z.string().min(1).max(500).optional(),

@@ -7,7 +7,7 @@ export interface CorsOptions {
   origins: readonly string[];
 }
 
-const allowedMethods = 'GET, POST, DELETE';
+const allowedMethods = 'GET, POST, PATCH, DELETE';
 /**
  * Everything a client sends that is not CORS-safelisted: auth, JSON, retries, SSE resume, and
  * its own request id.

@@ -54,7 +54,7 @@ describe('CORS', () => {
       expect(response.status).toBe(204);
       expect(response.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
       expect(listed(response.headers.get('access-control-allow-methods'))).toEqual(
-        expect.arrayContaining(['get', 'post', 'delete']),
+        expect.arrayContaining(['get', 'post', 'patch', 'delete']),
       );
       expect(listed(response.headers.get('access-control-allow-headers'))).toEqual(
         expect.arrayContaining([

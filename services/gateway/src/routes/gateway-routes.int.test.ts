@@ -155,6 +155,49 @@ describe.each(backends)('gateway routes on $name', (backend) => {
     });
   });
 
+  describe('PATCH /v1/tabs/:tabId', () => {
+    it('renames a tab and leaves its log and config as they were', async () => {
+      const created = await gateway.request('POST', '/v1/tabs', {
+        body: { title: 'before', config: { maxSteps: 3 } },
+      });
+      const tabId = (created.body as { tab: { id: string } }).tab.id;
+      const renamed = await gateway.request('PATCH', `/v1/tabs/${tabId}`, {
+        body: { title: 'after' },
+      });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body).toMatchObject({
+        tab: { id: tabId, title: 'after', config: { maxSteps: 3 }, lastSeq: 0 },
+      });
+      const read = await gateway.request('GET', `/v1/tabs/${tabId}`);
+      expect(read.body).toMatchObject({ tab: { title: 'after' } });
+    });
+
+    it('refuses a bad body with 400 and another tenant with 404, changing nothing', async () => {
+      const tabId = await gateway.createTab();
+      const before = (await gateway.request('GET', `/v1/tabs/${tabId}`)).body;
+      for (const body of [
+        {},
+        { title: 7 },
+        { title: 'x', config: {} },
+        { title: 'x'.repeat(501) },
+      ]) {
+        const refused = await gateway.request('PATCH', `/v1/tabs/${tabId}`, { body });
+        expect(refused.status).toBe(400);
+        expect(refused.body).toEqual(expectedError('invalid_input'));
+      }
+      const nul = await gateway.request('PATCH', `/v1/tabs/${tabId}`, {
+        body: { title: 'a\u0000b' },
+      });
+      expect(nul.status).toBe(400);
+      const foreign = await gateway.request('PATCH', `/v1/tabs/${tabId}`, {
+        key: gateway.tenantB.key,
+        body: { title: 'theirs' },
+      });
+      expect(foreign.status).toBe(404);
+      expect((await gateway.request('GET', `/v1/tabs/${tabId}`)).body).toEqual(before);
+    });
+  });
+
   describe('POST /v1/tabs/:tabId/messages', () => {
     async function waitForQueued(chunkId: string): Promise<MessageCommand> {
       for (let attempt = 0; attempt < 200; attempt++) {

@@ -5,13 +5,14 @@ import {
   CreateTabBodySchema,
   errorResponses,
   ListTabsQuerySchema,
+  RenameTabBodySchema,
   TabIdParamsSchema,
   TabListResponseSchema,
   TabResponseSchema,
 } from '../http/api-schemas';
 import type { GatewayContext } from './gateway-context';
 
-/** Create, list, read and delete tabs, always within the caller's tenant. */
+/** Create, list, read, rename and delete tabs, always within the caller's tenant. */
 export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
   app,
   { context },
@@ -67,6 +68,25 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     },
     async (request) => ({
       tab: await store.getTab(request.params.tabId, { tenantId: tenantOf(request) }),
+    }),
+  );
+
+  app.patch(
+    '/v1/tabs/:tabId',
+    {
+      schema: {
+        tags: ['tabs'],
+        summary: 'Rename a tab (its title; the log and config do not change)',
+        params: TabIdParamsSchema,
+        body: RenameTabBodySchema,
+        response: { 200: TabResponseSchema, ...errorResponses(400, 401, 404, 413, 415, 429) },
+      },
+    },
+    async (request) => ({
+      tab: await store.renameTab(request.params.tabId, {
+        title: request.body.title,
+        tenantId: tenantOf(request),
+      }),
     }),
   );
 

@@ -9,6 +9,7 @@ export interface RouteCall {
 export function tabRouteCalls(tabId: string): RouteCall[] {
   return [
     { method: 'GET', path: `/v1/tabs/${tabId}` },
+    { method: 'PATCH', path: `/v1/tabs/${tabId}`, body: { title: 'renamed' } },
     { method: 'DELETE', path: `/v1/tabs/${tabId}` },
     { method: 'POST', path: `/v1/tabs/${tabId}/messages`, body: { text: 'hi' } },
     { method: 'POST', path: `/v1/tabs/${tabId}/cancel` },
