@@ -17,10 +17,9 @@ export interface LoggerSettings {
 
 /**
  * The pino options every chunklog logger is built with: JSON lines, ISO time, the level as its
- * name, errors (under `err` or `error`) with their stack and cause chain. Exported for
- * frameworks that build their own pino from options.
+ * name, errors (under `err` or `error`) with their stack and cause chain.
  */
-export function loggerOptions(settings: LoggerSettings): LoggerOptions {
+function loggerOptions(settings: LoggerSettings): LoggerOptions {
   return {
     level: settings.level ?? 'info',
     base: settings.service === undefined ? {} : { service: settings.service },
@@ -35,7 +34,7 @@ export function loggerOptions(settings: LoggerSettings): LoggerOptions {
  * the process exits right after logging (a shutdown, a failed start). chunklog logs per request
  * and per turn, not per token, so blocking writes cost little.
  */
-export function logDestination(): DestinationStream {
+function logDestination(): DestinationStream {
   return pino.destination({ dest: 1, sync: true });
 }
 

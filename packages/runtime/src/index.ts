@@ -3,8 +3,6 @@ export {
   type LoggerSettings,
   type LogLevel,
   LogLevelSchema,
-  logDestination,
-  loggerOptions,
 } from './create-logger';
 export {
   databaseEnv,

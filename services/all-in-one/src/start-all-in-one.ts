@@ -6,7 +6,7 @@ import { createWorker, createWorkerMetrics } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
-import { createLogger, logDestination, loggerOptions } from '@chunklog/runtime';
+import { createLogger } from '@chunklog/runtime';
 import { createPgliteStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import { type AllInOneConfig, isLoopbackHost } from './all-in-one-config';
@@ -102,12 +102,7 @@ export async function startAllInOne(
     const gateway = await createGateway({
       store,
       bus,
-      // Fastify builds its pino from options: the same format, level and service binding, and
-      // the same synchronous stdout, so its lines keep their order among the others.
-      logger: {
-        ...loggerOptions({ service: 'gateway', level: config.LOG_LEVEL }),
-        stream: logDestination(),
-      },
+      logger: logger.child({ service: 'gateway' }),
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
