@@ -32,48 +32,37 @@ describe('TabConfigSchema', () => {
   });
 });
 
+/** A tab as stored, with the given config (ids and times are fixed). */
+function storedTab(id: number, config: unknown) {
+  return {
+    id: `00000000-0000-4000-8000-00000000000${id}`,
+    parentTabId: null,
+    title: 'old',
+    config,
+    status: 'idle',
+    activeTurnId: null,
+    lastSeq: 0,
+    usage: {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    },
+    createdAt: 1,
+    updatedAt: 1,
+  };
+}
+
 describe('TabSchema', () => {
   it('still reads a tab stored before the bound, with a budget above its maxTokens', () => {
-    const tab = {
-      id: '00000000-0000-4000-8000-000000000001',
-      parentTabId: null,
-      title: 'old',
-      config: { maxTokens: 2000, thinking: { budgetTokens: 4000 } },
-      status: 'idle',
-      activeTurnId: null,
-      lastSeq: 0,
-      usage: {
-        inputTokens: 0,
-        outputTokens: 0,
-        cacheReadInputTokens: 0,
-        cacheCreationInputTokens: 0,
-      },
-      createdAt: 1,
-      updatedAt: 1,
-    };
+    const tab = storedTab(1, { maxTokens: 2000, thinking: { budgetTokens: 4000 } });
     expect(TabSchema.parse(tab).config).toEqual(tab.config);
   });
 
   it('still reads a tab stored before the bound with a budget no max_tokens can exceed', () => {
     // Creation took any budget from 1024 up until the bound: such a tab must not turn every
     // GET of it, and every list page holding it, into a response that fails its schema.
-    const tab = {
-      id: '00000000-0000-4000-8000-000000000002',
-      parentTabId: null,
-      title: 'old',
-      config: { thinking: { budgetTokens: 200_000 } },
-      status: 'idle',
-      activeTurnId: null,
-      lastSeq: 0,
-      usage: {
-        inputTokens: 0,
-        outputTokens: 0,
-        cacheReadInputTokens: 0,
-        cacheCreationInputTokens: 0,
-      },
-      createdAt: 1,
-      updatedAt: 1,
-    };
+    const tab = storedTab(2, { thinking: { budgetTokens: 200_000 } });
     expect(TabSchema.parse(tab).config).toEqual(tab.config);
     // New tabs are still held to the bound.
     expect(TabConfigSchema.safeParse(tab.config).success).toBe(false);
