@@ -40,6 +40,8 @@ describe('npm run start:worker with METRICS_PORT', () => {
     expect(response.status).toBe(200);
     const series = parseExposition(await response.text());
     expect(series.get('chunklog_worker_append_seconds_count')).toBe(log.length);
+    // The store's group commit reports on the same registry: every append went through a batch.
+    expect(series.get('chunklog_store_append_batch_size_sum')).toBe(log.length);
     expect(series.get('chunklog_worker_turns_total{reason="completed"}')).toBe(1);
     expect((await fetch(metricsUrl.replace('/metrics', '/healthz'))).status).toBe(200);
 

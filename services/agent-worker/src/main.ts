@@ -20,7 +20,9 @@ const config = await startStep(SERVICE, 'environment', () => parseWorkerConfig(p
 const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
 const logger = createLogger({ service: 'agent-worker', level: config.LOG_LEVEL });
 
-const store = createPostgresStore({ url: config.DATABASE_URL });
+// One registry: the worker's figures and the store's group-commit histograms on one /metrics.
+const metrics = createWorkerMetrics();
+const store = createPostgresStore({ url: config.DATABASE_URL, metricsRegistry: metrics.registry });
 await startStep(SERVICE, 'Postgres (DATABASE_URL)', () => store.migrate());
 const bus = await startStep(SERVICE, 'NATS (NATS_URL)', () =>
   createNatsBus({
@@ -35,7 +37,6 @@ const anthropic = new Anthropic({
   // The worker owns retries (backoff honouring retry-after, mid-stream errors included).
   maxRetries: 0,
 });
-const metrics = createWorkerMetrics();
 const worker = createWorker({
   store,
   bus,

@@ -122,6 +122,9 @@ describe('npm start (the all-in-one process)', () => {
       before.chunks.length,
     );
     expect(series.get('chunklog_worker_chunks_appended_total')).toBe(before.chunks.length);
+    expect(series.get('chunklog_store_append_batch_size_sum')).toBe(
+      series.get('chunklog_worker_append_seconds_count'),
+    );
     expect(series.get('chunklog_worker_turns_total{reason="completed"}')).toBe(1);
     expect(series.get('chunklog_turns_total{reason="completed"}')).toBe(1);
 

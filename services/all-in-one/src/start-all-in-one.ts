@@ -46,9 +46,13 @@ export async function startAllInOne(
   mkdirSync(dataDir, { recursive: true });
   // Before PGlite opens the folder: two processes on it would each lose the other's writes.
   const lock = lockDataDir(dataDir);
+  // One registry for the worker, the store and the gateway: its /metrics then shows the worker's
+  // figures (append latency above all) and the store's group commit too. Worker names are
+  // prefixed chunklog_worker_ and the store's chunklog_store_, so none collide.
+  const metrics = createWorkerMetrics();
   let store: Awaited<ReturnType<typeof createPgliteStore>>;
   try {
-    store = await createPgliteStore({ dataDir });
+    store = await createPgliteStore({ dataDir, metricsRegistry: metrics.registry });
   } catch (error) {
     lock.release();
     throw error;
@@ -81,9 +85,6 @@ export async function startAllInOne(
       maxRetries: 0,
     });
 
-    // One registry for both: the gateway's /metrics then shows the worker's figures too
-    // (append latency above all). Worker names are prefixed chunklog_worker_, so none collide.
-    const metrics = createWorkerMetrics();
     const worker = createWorker({
       store,
       bus,
