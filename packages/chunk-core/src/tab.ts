@@ -29,6 +29,20 @@ const TabConfigFieldsSchema = z
       .array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/))
       .max(128)
       .optional(),
+    /**
+     * When the worker compacts the tab (the API's native compaction): before a step whose
+     * request would pass `threshold` of the model's context window, with `instructions` in
+     * place of the API's summarization prompt. `enabled: false` turns the threshold off; a
+     * prompt the API calls too long is still compacted, or the tab could not answer again.
+     */
+    compaction: z
+      .object({
+        threshold: z.number().min(0.1).max(0.95).optional(),
+        instructions: z.string().min(1).max(20_000).optional(),
+        enabled: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -32,6 +32,35 @@ describe('TabConfigSchema', () => {
   });
 });
 
+describe('TabConfigSchema compaction', () => {
+  it('accepts a threshold from 0.1 to 0.95, instructions, and turning the threshold off', () => {
+    for (const compaction of [
+      {},
+      { threshold: 0.1 },
+      { threshold: 0.95 },
+      { instructions: 'Keep every city named.' },
+      { enabled: false },
+    ]) {
+      expect(TabConfigSchema.safeParse({ compaction }).success).toBe(true);
+    }
+  });
+
+  it('refuses a threshold out of range, empty instructions and unknown fields', () => {
+    for (const compaction of [
+      { threshold: 0.05 },
+      { threshold: 0.96 },
+      { threshold: 1 },
+      { instructions: '' },
+      { enabled: 'no' },
+      { window: 1000 },
+    ]) {
+      const parsed = TabConfigSchema.safeParse({ compaction });
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues[0]?.path[0]).toBe('compaction');
+    }
+  });
+});
+
 /** A tab as stored, with the given config (ids and times are fixed). */
 function storedTab(id: number, config: unknown) {
   return {

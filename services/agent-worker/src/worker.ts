@@ -20,6 +20,7 @@ import { createTaskTool } from './subagents/task-tool';
 import { builtinTools } from './tools/builtin-tools';
 import { createRemoteToolDirectory } from './tools/remote-tools';
 import { createToolRegistry, type ToolDefinition } from './tools/tool-registry';
+import { PromptMemory } from './turn/prompt-memory';
 import { defaultRetryPolicy, type RetryPolicy } from './turn/retry-policy';
 import type { TurnDependencies } from './turn/turn';
 
@@ -48,6 +49,10 @@ export interface WorkerDependencies {
   sweepMs?: number;
   /** How long stop() lets running turns finish before leaving them to a takeover. */
   stopTimeoutMs?: number;
+  /** The model's context window in tokens (default 200,000). */
+  contextWindowTokens?: number;
+  /** Compact before a step whose request would pass this share of the window (default 0.8). */
+  compactionThreshold?: number;
   /** Prometheus instruments (default: on a private registry nobody scrapes). */
   metrics?: WorkerMetrics;
 }
@@ -117,6 +122,11 @@ export function createWorker(deps: WorkerDependencies): Worker {
     retry: deps.retry ?? defaultRetryPolicy,
     metrics,
     defaults,
+    compaction: {
+      contextWindowTokens: deps.contextWindowTokens ?? 200_000,
+      threshold: deps.compactionThreshold ?? 0.8,
+    },
+    prompts: new PromptMemory(),
   };
   const holder = createTabHolder({
     store,

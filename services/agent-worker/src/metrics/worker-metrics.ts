@@ -31,6 +31,10 @@ export interface WorkerMetrics {
   tokens: Counter<'kind'>;
   /** Leases this worker took over from an owner whose lease had expired. */
   takeovers: Counter;
+  /** Compactions requested, by outcome (`compacted`, `nothing`, `failed`, `cancelled`) and cause. */
+  compactions: Counter<'outcome' | 'cause'>;
+  /** Step requests the API reported a prompt-cache miss for, by `cache_miss_reason` type. */
+  cacheMisses: Counter<'reason'>;
   /** Tabs this worker holds right now (subagent child tabs included). */
   runningTurns: Gauge;
 }
@@ -91,6 +95,18 @@ export function createWorkerMetrics(registry = new Registry()): WorkerMetrics {
     takeovers: new Counter({
       name: 'chunklog_worker_takeovers_total',
       help: 'Tab leases taken over from a worker whose lease expired',
+      registers: [registry],
+    }),
+    compactions: new Counter({
+      name: 'chunklog_worker_compactions_total',
+      help: 'Compactions requested, by outcome and cause (threshold, too_long, requested)',
+      labelNames: ['outcome', 'cause'],
+      registers: [registry],
+    }),
+    cacheMisses: new Counter({
+      name: 'chunklog_worker_cache_misses_total',
+      help: 'Model steps whose prompt missed the cache, by the reason the API gave',
+      labelNames: ['reason'],
       registers: [registry],
     }),
     runningTurns: new Gauge({

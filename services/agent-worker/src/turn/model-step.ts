@@ -1,7 +1,9 @@
+import type Anthropic from '@anthropic-ai/sdk';
 import { addUsage } from '@chunklog/chunk-core';
 import { LeaseLostError } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { sleep } from './abortable';
+import { compactionSettings, compactTab, isPromptTooLong } from './compact';
 import { errorStatus, retryDelay } from './retry-policy';
 import { type StepToolCall, streamStep } from './stream-step';
 import { checkCancel, type RunningTurn } from './turn';
@@ -23,10 +25,9 @@ export type ModelStepResult =
 export async function callModel(turn: RunningTurn, step: number): Promise<ModelStepResult> {
   const { deps, session, config, turnId } = turn;
   const signal = turn.cancel.signal;
-  const offered = deps.tools
-    .describe(config.tools)
-    .filter((tool) => !deps.excludeTools?.includes(tool.name));
+  const offered = offeredTools(turn);
   let toolCalls: StepToolCall[] = [];
+  let compactedForLength = false;
   for (let attempt = 1; ; attempt++) {
     const request = buildStepRequest({
       fold: session.fold,
@@ -42,16 +43,33 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
       turnId,
       step,
       newId: deps.newId,
+      prompts: deps.prompts,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
     turn.usage = addUsage(turn.usage, result.usage);
     toolCalls.push(...result.toolCalls);
     if (result.outcome === 'aborted') return { kind: 'cancelled' };
     if (result.outcome === 'finished') {
+      if (result.cacheMissReason !== null) {
+        deps.logger.info(
+          { tabId: session.tabId, turnId, step, cacheMissReason: result.cacheMissReason },
+          'prompt cache missed',
+        );
+      }
       return { kind: 'answered', toolCalls, stopReason: result.stopReason };
     }
     if (result.error instanceof LeaseLostError) throw result.error;
     if (toolCalls.length > 0) return { kind: 'answered', toolCalls, stopReason: null };
+    // The log outgrew the window: compact it and send the step once more.
+    if (isPromptTooLong(result.error) && !compactedForLength) {
+      compactedForLength = true;
+      const compacted = await compactTab(turn, step, compactionSettings(turn), 'too_long');
+      if (compacted === 'cancelled') return { kind: 'cancelled' };
+      if (compacted === 'compacted') {
+        toolCalls = [];
+        continue;
+      }
+    }
     const delay = retryDelay(result.error, attempt, deps.retry);
     deps.logger.warn(
       { err: result.error, tabId: session.tabId, turnId, step, attempt, retryInMs: delay },
@@ -66,4 +84,11 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
     if (signal.aborted) return { kind: 'cancelled' };
     toolCalls = [];
   }
+}
+
+/** The tools a turn's requests offer: the tab's, less those withheld from this turn. */
+export function offeredTools(turn: RunningTurn): Anthropic.Tool[] {
+  return turn.deps.tools
+    .describe(turn.config.tools)
+    .filter((tool) => !turn.deps.excludeTools?.includes(tool.name));
 }

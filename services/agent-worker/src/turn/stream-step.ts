@@ -1,5 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { MessageCreateParamsStreaming as BetaStreamingRequest } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import {
+  COMPACTION_BETA,
   initialStreamState,
   interruptedBlock,
   reduceStreamEvent,
@@ -11,13 +13,21 @@ import {
 } from '@chunklog/chunk-core';
 import type { TabSession } from '../holding/tab-session';
 import { type ModelStepOutcome, secondsSince, type WorkerMetrics } from '../metrics/worker-metrics';
+import type { PromptMemory } from './prompt-memory';
 
 /** A tool call the model made in this step; `invalidInput` when its input was not a JSON object. */
 export type StepToolCall = ToolCallData & { invalidInput?: string };
 
 /** How one model call (one attempt at a step) ended. */
 export type StreamStepResult =
-  | { outcome: 'finished'; stopReason: string | null; usage: Usage; toolCalls: StepToolCall[] }
+  | {
+      outcome: 'finished';
+      stopReason: string | null;
+      usage: Usage;
+      toolCalls: StepToolCall[];
+      /** `diagnostics.cache_miss_reason.type` of the response; null when the cache was not missed. */
+      cacheMissReason: string | null;
+    }
   /** Failed (HTTP error, mid-stream `error` event, cut stream); what sealed before stays. */
   | { outcome: 'failed'; error: unknown; usage: Usage; toolCalls: StepToolCall[] }
   /** Aborted by cancel or lease loss; the partial text was sealed with interrupted: true. */
@@ -47,8 +57,10 @@ export async function streamStep(input: {
   step: number;
   newId: () => string;
   metrics?: WorkerMetrics;
+  /** The tab's latest step response: read for diagnostics, written when this one finishes. */
+  prompts: PromptMemory;
 }): Promise<StreamStepResult> {
-  const { anthropic, request, signal, session, turnId, step, newId, metrics } = input;
+  const { anthropic, request, signal, session, turnId, step, newId, metrics, prompts } = input;
   const tabId = session.tabId;
   const idsByIndex = new Map<number, string>();
   const toolCalls: StepToolCall[] = [];
@@ -117,12 +129,35 @@ export async function streamStep(input: {
     metrics?.modelStepSeconds.observe({ outcome }, secondsSince(startedAt));
   let firstEventSeen = false;
 
+  // Every step asks why it missed the cache, against the previous step's response.
+  const body = {
+    ...request,
+    stream: true as const,
+    diagnostics: { previous_message_id: prompts.get(tabId)?.messageId ?? null },
+  };
+  const coveredSeq = session.log.at(-1)?.seq ?? 0;
+  let messageId: string | undefined;
+  let cacheMissReason: string | null = null;
+
   try {
-    const stream = await anthropic.messages.create({ ...request, stream: true }, { signal });
-    for await (const event of untilAborted(stream, signal)) {
+    // Once the log holds a compaction, its block is in the messages: only the beta takes it.
+    const stream = opensWithCompaction(request)
+      ? await anthropic.beta.messages.create(
+          { ...(body as BetaStreamingRequest), betas: [COMPACTION_BETA] },
+          { signal },
+        )
+      : await anthropic.messages.create(body, { signal });
+    for await (const event of untilAborted<Anthropic.RawMessageStreamEvent>(
+      stream as AsyncIterable<Anthropic.RawMessageStreamEvent>,
+      signal,
+    )) {
       if (!firstEventSeen) {
         firstEventSeen = true;
         metrics?.modelFirstEventSeconds.observe(secondsSince(startedAt));
+      }
+      if (event.type === 'message_start') {
+        messageId = event.message.id;
+        cacheMissReason = missReasonOf(event.message);
       }
       const result = reduceStreamEvent(state, event);
       state = result.state;
@@ -131,7 +166,24 @@ export async function streamStep(input: {
     if (!state.finished) throw new StreamEndedEarlyError();
     session.open = null;
     timed('finished');
-    return { outcome: 'finished', stopReason: state.stopReason, usage: state.usage, toolCalls };
+    if (messageId !== undefined) {
+      const { inputTokens, cacheReadInputTokens, cacheCreationInputTokens } = state.usage;
+      prompts.set(tabId, {
+        messageId,
+        figures: {
+          inputTokens: inputTokens + cacheReadInputTokens + cacheCreationInputTokens,
+          seq: coveredSeq,
+        },
+      });
+    }
+    if (cacheMissReason !== null) metrics?.cacheMisses.inc({ reason: cacheMissReason });
+    return {
+      outcome: 'finished',
+      stopReason: state.stopReason,
+      usage: state.usage,
+      toolCalls,
+      cacheMissReason,
+    };
   } catch (error) {
     try {
       await closeInterrupted();
@@ -145,6 +197,21 @@ export async function streamStep(input: {
     timed('failed');
     return { outcome: 'failed', error, usage: state.usage, toolCalls };
   }
+}
+
+/** Whether the request opens with a compaction block, which only the compaction beta takes. */
+function opensWithCompaction(request: Anthropic.MessageCreateParamsNonStreaming): boolean {
+  const first = request.messages[0]?.content;
+  return Array.isArray(first) && (first[0]?.type as string | undefined) === 'compaction';
+}
+
+/** The `diagnostics.cache_miss_reason` type a response's message carries, if any. */
+function missReasonOf(message: object): string | null {
+  const diagnostics = (
+    message as { diagnostics?: { cache_miss_reason?: { type?: unknown } | null } | null }
+  ).diagnostics;
+  const type = diagnostics?.cache_miss_reason?.type;
+  return typeof type === 'string' ? type : null;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { emptyUsage, type TabConfig, type TurnDoneReason } from '@chunklog/chunk-core';
 import type { CancelWatch } from '../holding/cancel-watch';
 import { LeaseLostError, type TabSession } from '../holding/tab-session';
-import { callModel } from './model-step';
+import { buildStepRequest } from '../request/step-request';
+import { compactionSettings, compactTab, wouldPassThreshold } from './compact';
+import { callModel, offeredTools } from './model-step';
 import {
   continuesAfterStep,
   planFailure,
@@ -45,6 +47,8 @@ export async function runTurn(input: {
   const finish = (reason: TurnDoneReason): TurnOutcome => ({ reason, usage: turn.usage });
 
   let step = 0;
+  // A reply cut by the context window is compacted and continued once per turn.
+  let recoveredFromWindow = false;
   if (start.kind === 'message') {
     await session.publish({ event: 'turn-start', data: { tabId, turnId } });
     const opening = planOpening(session.log, start.message, turnId);
@@ -73,6 +77,20 @@ export async function runTurn(input: {
         return finish('max_steps');
       }
 
+      const settings = compactionSettings(turn);
+      const request = () =>
+        buildStepRequest({
+          fold: session.fold,
+          config: input.config,
+          defaults: deps.defaults,
+          tools: offeredTools(turn),
+        });
+      if (settings.enabled && wouldPassThreshold(turn, settings, request)) {
+        const compacted = await compactTab(turn, step, settings, 'threshold');
+        if (compacted === 'cancelled')
+          return finish(await endCancelled(turn, step === 0 ? 0 : step - 1));
+      }
+
       const answer = await callModel(turn, step);
       if (answer.kind === 'cancelled') return finish(await endCancelled(turn, step));
       if (answer.kind === 'failed') {
@@ -87,6 +105,16 @@ export async function runTurn(input: {
         if (signal.aborted) return finish(await endCancelled(turn, step));
       }
       const interrupts = await drainInbox(turn, step);
+      if (
+        answer.stopReason === 'model_context_window_exceeded' &&
+        answer.toolCalls.length === 0 &&
+        !recoveredFromWindow
+      ) {
+        recoveredFromWindow = true;
+        const compacted = await compactTab(turn, step, settings, 'too_long');
+        if (compacted === 'cancelled') return finish(await endCancelled(turn, step));
+        if (compacted === 'compacted') continue;
+      }
       const goesOn = continuesAfterStep({
         toolCalls: answer.toolCalls.length,
         stopReason: answer.stopReason,

@@ -6,6 +6,7 @@ import type { CancelWatch } from '../holding/cancel-watch';
 import type { TabSession } from '../holding/tab-session';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
 import type { ToolRegistry } from '../tools/tool-registry';
+import type { PromptMemory } from './prompt-memory';
 import type { RetryPolicy } from './retry-policy';
 
 /** What a turn needs besides the tab it runs on. */
@@ -18,6 +19,13 @@ export interface TurnDependencies {
   defaults: { model: string; maxSteps: number; maxTokens: number };
   /** Names withheld from this turn's model (the subagent's own `task`, for one). */
   excludeTools?: readonly string[];
+  /**
+   * The model's context window and the share of it past which a step compacts first (a tab's
+   * `config.compaction.threshold` overrides it).
+   */
+  compaction: { contextWindowTokens: number; threshold: number };
+  /** Each tab's latest step response, for diagnostics and the threshold check. */
+  prompts: PromptMemory;
   /** Where model, retry and tool figures go (absent: not measured). */
   metrics?: WorkerMetrics;
 }

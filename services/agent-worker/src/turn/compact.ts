@@ -1,0 +1,168 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { MessageCreateParamsNonStreaming as BetaRequest } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import {
+  addUsage,
+  buildCompactionRequest,
+  COMPACTION_BETA,
+  compactionDataFromResponse,
+  type Usage,
+} from '@chunklog/chunk-core';
+import { LeaseLostError } from '../holding/tab-session';
+import { stepRequestOptions } from '../request/step-request';
+import { sleep } from './abortable';
+import { offeredTools } from './model-step';
+import { errorStatus, retryDelay } from './retry-policy';
+import type { RunningTurn } from './turn';
+
+/** Why a compaction was asked for, as the metric's `cause` label. */
+export type CompactionCause = 'threshold' | 'too_long' | 'requested';
+
+/** How a compaction ended. */
+export type CompactionOutcome =
+  | 'compacted'
+  /** Nothing new to summarize (the log since the latest compaction is one unfinished step). */
+  | 'nothing'
+  | 'cancelled'
+  /** Refused for good, or out of attempts; nothing was stored. */
+  | 'failed';
+
+/** The context window and when to compact, for a tab (its config over the worker's). */
+export interface CompactionSettings {
+  /** The model's context window, in tokens. */
+  contextWindowTokens: number;
+  /** Compact before a step whose request would pass this share of the window. */
+  threshold: number;
+  /** Replaces the API's summarization prompt. */
+  instructions?: string;
+  /** False: never compact before a step (recovery from a too-long prompt still does). */
+  enabled: boolean;
+}
+
+/** A tab's compaction settings: its `config.compaction` over the worker's window and threshold. */
+export function compactionSettings(turn: RunningTurn): CompactionSettings {
+  const tab = turn.config.compaction;
+  const worker = turn.deps.compaction;
+  return {
+    contextWindowTokens: worker.contextWindowTokens,
+    threshold: tab?.threshold ?? worker.threshold,
+    enabled: tab?.enabled ?? true,
+    ...(tab?.instructions === undefined ? {} : { instructions: tab.instructions }),
+  };
+}
+
+/** The SDK's view of a 400 "prompt is too long" (the request passed the context window). */
+export function isPromptTooLong(error: unknown): boolean {
+  return (
+    error instanceof Anthropic.BadRequestError && /prompt is too long/i.test(error.message ?? '')
+  );
+}
+
+/**
+ * Whether the next step's request would pass the tab's threshold: the input the previous
+ * response reported (uncached + cache read + cache write, exact), plus an estimate (UTF-8 bytes
+ * over four) for the chunks appended since. With no response seen yet in this session, the
+ * estimate covers the request as built (a new worker, a takeover).
+ */
+export function wouldPassThreshold(
+  turn: RunningTurn,
+  settings: CompactionSettings,
+  request: () => unknown,
+): boolean {
+  const { session } = turn;
+  const last = turn.deps.prompts.get(session.tabId)?.figures;
+  const estimate =
+    last === undefined
+      ? estimateTokens(request())
+      : last.inputTokens + estimateTokens(session.log.filter((chunk) => chunk.seq > last.seq));
+  return estimate > settings.threshold * settings.contextWindowTokens;
+}
+
+function estimateTokens(value: unknown): number {
+  return Math.ceil(Buffer.byteLength(JSON.stringify(value)) / 4);
+}
+
+/**
+ * Compacts the tab: sends chunk-core's compaction request (the log up to the end of its last
+ * finished step, with the `compaction` parameter) through the beta endpoint and appends the
+ * answer as a `compaction` chunk, fenced and sealed like any chunk. Retries what the retry
+ * policy allows (`compaction_unavailable` is a 529) with its backoff. A cancel or a failure
+ * stores nothing: the chunk is appended whole or not at all.
+ */
+export async function compactTab(
+  turn: RunningTurn,
+  step: number,
+  settings: CompactionSettings,
+  cause: CompactionCause,
+): Promise<CompactionOutcome> {
+  const outcome = await runCompaction(turn, step, settings);
+  turn.deps.metrics?.compactions.inc({ outcome, cause });
+  turn.deps.logger.info(
+    { tabId: turn.session.tabId, turnId: turn.turnId, step, cause, outcome },
+    'compaction',
+  );
+  return outcome;
+}
+
+async function runCompaction(
+  turn: RunningTurn,
+  step: number,
+  settings: CompactionSettings,
+): Promise<CompactionOutcome> {
+  const { deps, session, config, turnId } = turn;
+  const signal = turn.cancel.signal;
+  const options = stepRequestOptions({
+    config,
+    defaults: deps.defaults,
+    tools: offeredTools(turn),
+  });
+  for (let attempt = 1; ; attempt++) {
+    if (signal.aborted) return 'cancelled';
+    const compaction = buildCompactionRequest({
+      ...options,
+      chunks: session.log,
+      ...(settings.instructions === undefined ? {} : { instructions: settings.instructions }),
+    });
+    if (compaction === undefined) return 'nothing';
+    try {
+      const answer = await deps.anthropic.beta.messages.create(
+        { ...(compaction.request as BetaRequest), betas: [COMPACTION_BETA] },
+        { signal },
+      );
+      turn.usage = addUsage(turn.usage, usageOf(answer.usage));
+      const data = compactionDataFromResponse(answer, compaction.throughSeq);
+      if (data === undefined) throw new Error('The compaction answer held no compaction block');
+      if (signal.aborted) return 'cancelled';
+      await session.append([
+        { id: deps.newId(), turnId, step, role: 'assistant', type: 'compaction', data },
+      ]);
+      // The next request starts over from the block: no earlier figure describes it.
+      deps.prompts.forgetFigures(session.tabId);
+      return 'compacted';
+    } catch (error) {
+      if (error instanceof LeaseLostError || session.lost) throw error;
+      if (signal.aborted) return 'cancelled';
+      const delay = retryDelay(error, attempt, deps.retry);
+      deps.logger.warn(
+        { err: error, tabId: session.tabId, turnId, step, attempt, retryInMs: delay },
+        'compaction failed',
+      );
+      if (delay === null) return 'failed';
+      deps.metrics?.modelRetries.inc({ status: String(errorStatus(error) ?? 'none') });
+      await sleep(delay, signal);
+    }
+  }
+}
+
+function usageOf(usage: {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}): Usage {
+  return {
+    inputTokens: usage.input_tokens,
+    outputTokens: usage.output_tokens,
+    cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
+    cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
+  };
+}

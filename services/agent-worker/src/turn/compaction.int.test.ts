@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { buildRequest, type Chunk, type TabConfig, validateRequest } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkerMetrics, type WorkerMetrics } from '../metrics/worker-metrics';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+
+/*
+ * Tabs that outgrow a small context window (the simulator's `context-window` directive, in
+ * every message so it holds after a compaction), driven through the worker with the real SDK.
+ */
+const window = 3_000;
+const system = `You answer about the weather. ${'Be precise, brief and kind. '.repeat(40)}`;
+
+function message(marker: string, turn: number, extra = ''): string {
+  return `${marker} turn ${turn}: the weather in city ${turn}? [[sim: words 100]] [[sim: context-window ${window}]] ${extra}`;
+}
+
+function turnReasons(harness: Harness, tabId: string): string[] {
+  return (harness.events.get(tabId) ?? []).flatMap((event) =>
+    event.event === 'turn-done' ? [event.data.reason] : [],
+  );
+}
+
+function compactions(log: readonly Chunk[]): Chunk[] {
+  return log.filter((chunk) => chunk.type === 'compaction');
+}
+
+async function counterValue(metrics: WorkerMetrics, labels: { cause: string; outcome: string }) {
+  const values = (await metrics.compactions.get()).values;
+  return values
+    .filter(
+      (value) => value.labels.cause === labels.cause && value.labels.outcome === labels.outcome,
+    )
+    .reduce((sum, value) => sum + value.value, 0);
+}
+
+describe('compaction in the worker (Postgres + the in-process bus, simulator through the SDK)', () => {
+  let harness: Harness | null;
+  const metrics = createWorkerMetrics();
+
+  beforeAll(async () => {
+    harness = await createHarness('memory');
+    await harness?.startWorker({ contextWindowTokens: window, compactionThreshold: 0.7, metrics });
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  /** Sends `turns` messages one turn at a time; returns the tab's log. */
+  async function drive(tabId: string, marker: string, turns: number, from = 0): Promise<Chunk[]> {
+    for (let turn = from; turn < from + turns; turn += 1) {
+      await harness!.send(tabId, message(marker, turn));
+      await harness!.turnsDone(tabId, turn + 1, 30_000);
+    }
+    return harness!.store.readAll(tabId);
+  }
+
+  it('keeps answering far past the window, compacting, with every chunk still in the log', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab({ system });
+    const marker = `long-${randomUUID()}`;
+    const turns = 30;
+    const log = await drive(tab.id, marker, turns);
+
+    expect(turnReasons(harness, tab.id)).toEqual(Array(turns).fill('completed'));
+    assertGapFree(log);
+    expect(log[0]?.seq).toBe(1);
+    expect(log.filter((chunk) => chunk.role === 'user' && chunk.type === 'text')).toHaveLength(
+      turns,
+    );
+    expect(log.filter((chunk) => chunk.role === 'assistant' && chunk.type === 'text')).toHaveLength(
+      turns,
+    );
+    expect(compactions(log).length).toBeGreaterThanOrEqual(3);
+    // Pages still return the whole history from seq 1.
+    const page = await harness.store.page(tab.id, { after: 0, limit: 500 });
+    expect(page.chunks.map((chunk) => chunk.seq)).toEqual(log.map((chunk) => chunk.seq));
+
+    const requests = harness.requestsMentioning(marker);
+    // Every request was accepted: none passed the window, none was refused.
+    expect(requests.filter((request) => request.status !== 200)).toEqual([]);
+    // Compaction requests went through the beta; so did every step after the first compaction.
+    const firstCompaction = requests.findIndex(
+      (request) => (request.body as { compaction?: unknown }).compaction !== undefined,
+    );
+    expect(firstCompaction).toBeGreaterThan(0);
+    for (const request of requests.slice(firstCompaction)) {
+      expect(String(request.headers['anthropic-beta'])).toContain('compact-2026-09-04');
+    }
+    // Every step asked for cache diagnostics, the first with null, each later one naming the
+    // response before it.
+    const steps = requests.filter(
+      (request) => (request.body as { compaction?: unknown }).compaction === undefined,
+    );
+    expect(steps).toHaveLength(turns);
+    expect(steps[0]?.body).toMatchObject({ diagnostics: { previous_message_id: null } });
+    for (const request of steps.slice(1)) {
+      expect(request.body).toMatchObject({
+        diagnostics: { previous_message_id: expect.stringMatching(/^msg_/) },
+      });
+    }
+    // The request a next step would send stays within the threshold's reach.
+    const next = buildRequest({ chunks: log, model: 'claude-sonnet-4-6', maxTokens: 4096, system });
+    expect(validateRequest(next)).toEqual([]);
+    expect(JSON.stringify(next).length / 4).toBeLessThan(window);
+    expect(await counterValue(metrics, { cause: 'threshold', outcome: 'compacted' })).toBe(
+      compactions(log).length,
+    );
+    // The cache missed only where a compaction replaced the messages, and the worker counted it.
+    const misses = (await metrics.cacheMisses.get()).values;
+    expect(misses.map((value) => value.labels.reason)).toEqual(['messages_changed']);
+    expect(misses[0]?.value).toBe(compactions(log).length);
+  }, 120_000);
+
+  it('recovers from "prompt is too long" by compacting and sending the step again', async (context) => {
+    if (!harness) return context.skip();
+    // The threshold is off: only the API's refusal makes the worker compact.
+    const config: TabConfig = { system, compaction: { enabled: false } };
+    const tab = await harness.newTab(config);
+    const marker = `too-long-${randomUUID()}`;
+    const before = await counterValue(metrics, { cause: 'too_long', outcome: 'compacted' });
+    const log = await drive(tab.id, marker, 20);
+
+    expect(turnReasons(harness, tab.id)).toEqual(Array(20).fill('completed'));
+    assertGapFree(log);
+    const requests = harness.requestsMentioning(marker);
+    const refused = requests.filter((request) => request.status === 400);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(compactions(log).length).toBeGreaterThan(0);
+    expect(log.some((chunk) => chunk.type === 'error')).toBe(false);
+    expect(await counterValue(metrics, { cause: 'too_long', outcome: 'compacted' })).toBe(
+      before + compactions(log).length,
+    );
+  }, 120_000);
+
+  it('compacts twice in a row when one compaction leaves the request above the threshold', async (context) => {
+    if (!harness) return context.skip();
+    // A threshold below what the summary and the system prompt take: every step compacts first.
+    const tab = await harness.newTab({ system, compaction: { threshold: 0.1 } });
+    const marker = `twice-${randomUUID()}`;
+    const log = await drive(tab.id, marker, 4);
+
+    expect(turnReasons(harness, tab.id)).toEqual(Array(4).fill('completed'));
+    const found = compactions(log);
+    expect(found.length).toBeGreaterThanOrEqual(2);
+    // Each later compaction summarizes through a seq above the earlier one's.
+    const through = found.map((chunk) => (chunk.data as { throughSeq: number }).throughSeq);
+    expect([...through].sort((a, b) => a - b)).toEqual(through);
+    expect(new Set(through).size).toBe(through.length);
+    expect(harness.requestsMentioning(marker).filter((request) => request.status !== 200)).toEqual(
+      [],
+    );
+  }, 60_000);
+
+  it('a cancel while compaction is retried stores no compaction and leaves a usable log', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab({ system, compaction: { threshold: 0.1 } });
+    const marker = `cancel-${randomUUID()}`;
+    await drive(tab.id, marker, 1);
+    // The next compaction is refused as unavailable many times: the worker keeps retrying.
+    const before = (await harness.store.readAll(tab.id)).length;
+    await harness.send(
+      tab.id,
+      message(marker, 1, '[[sim: compaction-unavailable times=100]] [[sim: words 5]]'),
+    );
+    const deadline = Date.now() + 10_000;
+    while (
+      harness.requestsMentioning(marker).filter((request) => request.status === 529).length < 1 &&
+      Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await harness.cancel(tab.id);
+    await harness.turnsDone(tab.id, 2, 20_000);
+    expect(turnReasons(harness, tab.id)).toEqual(['completed', 'cancelled']);
+    const log = await harness.store.readAll(tab.id);
+    const added = log.slice(before);
+    expect(added.map((chunk) => chunk.type)).not.toContain('compaction');
+
+    // The next message answers normally.
+    await harness.send(tab.id, message(marker, 2));
+    await harness.turnsDone(tab.id, 3, 30_000);
+    expect(turnReasons(harness, tab.id).at(-1)).toBe('completed');
+  }, 60_000);
+});
