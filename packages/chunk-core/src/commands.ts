@@ -8,22 +8,34 @@ export const INTAKE_QUEUE = 'chunklog-intake';
 
 export const MessageModeSchema = z.enum(['interrupt', 'enqueue', 'reject']);
 
-/** A user message accepted by the gateway (202) for a worker to run. */
-export const MessageCommandSchema = z.object({
-  tabId: z.uuid(),
-  /** Id of the user chunk the message becomes; also the queue's dedupe id. */
-  chunkId: z.uuid(),
-  text: z.string().min(1),
-  mode: MessageModeSchema,
-  /** Epoch ms at which the gateway accepted it. */
-  acceptedAt: z.number().int().nonnegative(),
-  /**
-   * The tab's cancel generation when the gateway accepted it: a later cancel (a higher
-   * generation) stops its turn, an earlier one never does. Absent (an older gateway): the
-   * generation the worker finds when it stores the message.
-   */
-  cancelGeneration: z.number().int().nonnegative().optional(),
-});
+/**
+ * What an intake item asks for: a message in one of the message modes, or `compact`: compact
+ * the tab now (`POST /v1/tabs/:tabId/compact`), as a turn of its own in its place in the queue.
+ */
+export const IntakeModeSchema = z.enum([...MessageModeSchema.options, 'compact']);
+
+/** A user message (or a compaction request) accepted by the gateway (202) for a worker to run. */
+export const MessageCommandSchema = z
+  .object({
+    tabId: z.uuid(),
+    /** Id of the user chunk the message becomes; also the queue's dedupe id. */
+    chunkId: z.uuid(),
+    /** The message; empty for `compact`, which appends no user chunk. */
+    text: z.string(),
+    mode: IntakeModeSchema,
+    /** Epoch ms at which the gateway accepted it. */
+    acceptedAt: z.number().int().nonnegative(),
+    /**
+     * The tab's cancel generation when the gateway accepted it: a later cancel (a higher
+     * generation) stops its turn, an earlier one never does. Absent (an older gateway): the
+     * generation the worker finds when it stores the message.
+     */
+    cancelGeneration: z.number().int().nonnegative().optional(),
+  })
+  .refine((command) => command.mode === 'compact' || command.text.length > 0, {
+    path: ['text'],
+    message: 'a message needs text',
+  });
 export type MessageCommand = z.infer<typeof MessageCommandSchema>;
 
 /**

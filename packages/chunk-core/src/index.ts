@@ -44,6 +44,7 @@ export {
   CancelCommandSchema,
   cancelSubject,
   INTAKE_QUEUE,
+  IntakeModeSchema,
   type MessageCommand,
   MessageCommandSchema,
   MessageModeSchema,

@@ -136,6 +136,6 @@ export const inbox = pgTable(
       table.createdAt,
       table.chunkId,
     ),
-    check('inbox_mode_check', sql`${table.mode} in ('interrupt', 'enqueue', 'reject')`),
+    check('inbox_mode_check', sql`${table.mode} in ('interrupt', 'enqueue', 'reject', 'compact')`),
   ],
 );

@@ -1,10 +1,7 @@
-import Anthropic from '@anthropic-ai/sdk';
-import { createWorker, type Worker } from '@chunklog/agent-worker';
-import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { type Chunk, validateRequest } from '@chunklog/chunk-core';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
+import { startSimulatedWorker } from './testing/simulated-worker';
 import { openEventSource, openWebSocket, type ReceivedEvent } from './testing/stream-clients';
 import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
 
@@ -18,27 +15,14 @@ const sealsOf = (events: ReceivedEvent[]) =>
 
 describe.each(backends)('the whole path with the real worker and simulator on $name', (backend) => {
   let gateway: GatewayHarness;
-  let simulator: Simulator;
-  let worker: Worker;
+  let running: Awaited<ReturnType<typeof startSimulatedWorker>> | undefined;
 
   beforeAll(async () => {
     gateway = await startGateway(backend);
-    simulator = await createSimulator({ logger: () => {} });
-    worker = createWorker({
-      store: gateway.backend.store,
-      bus: gateway.backend.bus,
-      anthropic: new Anthropic({ apiKey: 'simulator', baseURL: simulator.url, maxRetries: 0 }),
-      workerId: `gateway-test-${crypto.randomUUID()}`,
-      leaseMs: 5_000,
-      maxSteps: 5,
-      model: 'claude-sonnet-4-6',
-      logger: pino({ level: 'silent' }),
-    });
-    await worker.start();
+    running = await startSimulatedWorker(gateway);
   });
   afterAll(async () => {
-    await worker?.stop();
-    await simulator?.close();
+    await running?.close();
     await gateway?.close();
   });
 

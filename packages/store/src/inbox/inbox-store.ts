@@ -3,10 +3,11 @@ import { type BigintValue, IdSchema, parse, requireTabId } from '../input';
 import type { RunStatement } from '../sql-client';
 
 /**
- * How a new user message relates to a turn that may be running
- * (docs/architecture.md, "Messages, intake and cancel").
+ * How a new user message relates to a turn that may be running (docs/architecture.md,
+ * "Messages, intake and cancel"); `compact` is no message but a request to compact the tab, run
+ * as a turn of its own in its place in the inbox.
  */
-export type MessageMode = 'interrupt' | 'enqueue' | 'reject';
+export type MessageMode = 'interrupt' | 'enqueue' | 'reject' | 'compact';
 
 /** A user message accepted by the gateway and waiting for a worker to turn it into a chunk. */
 export interface InboxMessage {
@@ -56,7 +57,7 @@ const InboxPutSchema = z
       .string()
       .refine((text) => Buffer.byteLength(text, 'utf8') <= maxInboxTextBytes, 'text too large')
       .refine((text) => !text.includes('\u0000'), 'text contains a NUL character'),
-    mode: z.enum(['interrupt', 'enqueue', 'reject']),
+    mode: z.enum(['interrupt', 'enqueue', 'reject', 'compact']),
     cancelGeneration: z.number().int().nonnegative().optional(),
     intakeSeq: z.number().int().nonnegative().optional(),
   })

@@ -181,7 +181,10 @@ export function createClaimer(deps: {
       session,
       config: lease.tab.config,
       turnId,
-      start: { kind: 'message', message: opener },
+      start:
+        opener.mode === 'compact'
+          ? { kind: 'compact', message: opener }
+          : { kind: 'message', message: opener },
       cancel,
     });
   }

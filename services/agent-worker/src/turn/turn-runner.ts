@@ -46,6 +46,8 @@ export async function runTurn(input: {
   const signal = input.cancel.signal;
   const finish = (reason: TurnDoneReason): TurnOutcome => ({ reason, usage: turn.usage });
 
+  if (start.kind === 'compact') return runCompactionTurn(turn, start.message.chunkId);
+
   let step = 0;
   // A reply cut by the context window is compacted and continued once per turn.
   let recoveredFromWindow = false;
@@ -136,6 +138,36 @@ export async function runTurn(input: {
     }
     return finish('error');
   }
+}
+
+/**
+ * A turn that only compacts the tab (`POST /v1/tabs/:tabId/compact`). Its inbox entry goes only
+ * once the compaction is stored or given up, so a worker that dies mid-way leaves it for the
+ * next holder to redo; a compaction with nothing new to summarize is a completed no-op.
+ */
+async function runCompactionTurn(turn: RunningTurn, chunkId: string): Promise<TurnOutcome> {
+  const { session, turnId, deps } = turn;
+  const tabId = session.tabId;
+  await session.publish({ event: 'turn-start', data: { tabId, turnId } });
+  await checkCancel(turn);
+  const outcome = turn.cancel.signal.aborted
+    ? 'cancelled'
+    : await compactTab(turn, 0, compactionSettings(turn), 'requested');
+  if (outcome === 'failed') {
+    await session.append([
+      planFailure({
+        failed: 'turn',
+        error: new Error('The tab could not be compacted'),
+        turnId,
+        step: 0,
+        newId: deps.newId,
+      }),
+    ]);
+  }
+  await session.store.inboxRemove(tabId, [chunkId]);
+  const reason: TurnDoneReason =
+    outcome === 'cancelled' ? 'cancelled' : outcome === 'failed' ? 'error' : 'completed';
+  return { reason, usage: turn.usage };
 }
 
 /** Appends what waiting messages become after `step` (see planInbox); returns the interrupts. */

@@ -30,9 +30,13 @@ export interface TurnDependencies {
   metrics?: WorkerMetrics;
 }
 
-/** How a turn begins: with a new user message, or by resuming a turn another worker left. */
+/**
+ * How a turn begins: with a new user message, with a request to compact the tab (a turn that
+ * only compacts), or by resuming a turn another worker left.
+ */
 export type TurnStart =
   | { kind: 'message'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
+  | { kind: 'compact'; message: Pick<InboxMessage, 'chunkId'> }
   | { kind: 'resume'; step: number };
 
 export interface TurnOutcome {

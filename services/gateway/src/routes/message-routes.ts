@@ -19,12 +19,21 @@ import {
 import type { GatewayContext } from './gateway-context';
 import { idempotentChunkId } from './idempotent-chunk-id';
 
-/** Hands user messages and cancels to the workers; the gateway itself never writes chunks. */
+/** Hands user messages, compaction requests and cancels to the workers; the gateway itself never writes chunks. */
 export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
   app,
   { context },
 ) => {
   const { store, bus, clock } = context;
+
+  /** The caller's tab and its cancel generation now, the stamp of what is being accepted. */
+  async function tabAndStamp(tabId: string, tenantId: string) {
+    const [tab, cancelGeneration] = await Promise.all([
+      store.getTab(tabId, { tenantId }),
+      store.cancelGeneration(tabId, { tenantId }),
+    ]);
+    return { tab, cancelGeneration };
+  }
 
   app.post(
     '/v1/tabs/:tabId/messages',
@@ -43,13 +52,9 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     },
     async (request, reply) => {
       const { tabId } = request.params;
-      const tenantId = tenantOf(request);
       // The stamp is read before the 202: a cancel answered before this request began has
       // raised it already, so it never touches this message; a later cancel stops its turn.
-      const [tab, cancelGeneration] = await Promise.all([
-        store.getTab(tabId, { tenantId }),
-        store.cancelGeneration(tabId, { tenantId }),
-      ]);
+      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantOf(request));
       const { text, mode } = request.body;
       if (mode === 'reject' && tab.status === 'running') {
         throw new ConflictError('a turn is running in this tab');
@@ -67,6 +72,35 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
       await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
       return reply.code(202).send({ chunkId });
+    },
+  );
+
+  app.post(
+    '/v1/tabs/:tabId/compact',
+    {
+      schema: {
+        tags: ['messages'],
+        summary:
+          'Compact the tab now: a turn of its own that summarizes the log so far into a compaction chunk; 409 while a turn runs',
+        params: TabIdParamsSchema,
+        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { tabId } = request.params;
+      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantOf(request));
+      if (tab.status === 'running') throw new ConflictError('a turn is running in this tab');
+      const chunkId = randomUUID();
+      const command = MessageCommandSchema.parse({
+        tabId,
+        chunkId,
+        text: '',
+        mode: 'compact',
+        acceptedAt: clock(),
+        cancelGeneration,
+      });
+      await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
+      return reply.code(202).send({});
     },
   );
 

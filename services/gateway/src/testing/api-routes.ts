@@ -13,6 +13,7 @@ export function tabRouteCalls(tabId: string): RouteCall[] {
     { method: 'DELETE', path: `/v1/tabs/${tabId}` },
     { method: 'POST', path: `/v1/tabs/${tabId}/messages`, body: { text: 'hi' } },
     { method: 'POST', path: `/v1/tabs/${tabId}/cancel` },
+    { method: 'POST', path: `/v1/tabs/${tabId}/compact` },
     { method: 'GET', path: `/v1/tabs/${tabId}/chunks` },
     { method: 'GET', path: `/v1/tabs/${tabId}/context` },
     { method: 'POST', path: `/v1/tabs/${tabId}/stream-tickets` },

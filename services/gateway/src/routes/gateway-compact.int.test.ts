@@ -1,0 +1,114 @@
+import type { Simulator } from '@chunklog/anthropic-sim';
+import type { Chunk } from '@chunklog/chunk-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
+import { startSimulatedWorker } from '../testing/simulated-worker';
+import { embeddedBackend } from '../testing/test-backends';
+
+describe('POST /v1/tabs/:tabId/compact (embedded backend, real worker and simulator)', () => {
+  let gateway: GatewayHarness;
+  let simulator: Simulator;
+  let running: Awaited<ReturnType<typeof startSimulatedWorker>> | undefined;
+
+  beforeAll(async () => {
+    gateway = await startGateway(embeddedBackend);
+    running = await startSimulatedWorker(gateway);
+    simulator = running.simulator;
+  });
+  afterAll(async () => {
+    await running?.close();
+    await gateway?.close();
+  });
+
+  async function chunks(tabId: string): Promise<Chunk[]> {
+    const page = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?limit=500`);
+    return (page.body as { chunks: Chunk[] }).chunks;
+  }
+
+  async function tabOf(tabId: string): Promise<{ status: string }> {
+    const response = await gateway.request('GET', `/v1/tabs/${tabId}`);
+    return (response.body as { tab: { status: string } }).tab;
+  }
+
+  /** Waits until the tab is idle and its log passes `check`. */
+  async function idleWith(tabId: string, check: (log: Chunk[]) => boolean): Promise<Chunk[]> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const tab = await tabOf(tabId);
+      const log = await chunks(tabId);
+      if (tab.status === 'idle' && check(log)) return log;
+      if (Date.now() > deadline) throw new Error(`tab ${tabId} never settled: ${log.length}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  async function say(tabId: string, text: string, answers: number): Promise<void> {
+    const accepted = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+      body: { text },
+    });
+    expect(accepted.status).toBe(202);
+    await idleWith(
+      tabId,
+      (log) =>
+        log.filter((chunk) => chunk.role === 'assistant' && chunk.type === 'text').length >=
+        answers,
+    );
+  }
+
+  it('compacts as a turn of its own; /context then opens with the block, pages keep every chunk', async () => {
+    const tabId = await gateway.createTab();
+    await say(tabId, 'Tell me about rain. [[sim: words 30]]', 1);
+    await say(tabId, 'And snow? [[sim: words 30]]', 2);
+
+    const response = await gateway.request('POST', `/v1/tabs/${tabId}/compact`);
+    expect(response.status).toBe(202);
+    const log = await idleWith(tabId, (log) => log.some((chunk) => chunk.type === 'compaction'));
+    const compaction = log.find((chunk) => chunk.type === 'compaction')!;
+    expect(compaction.seq).toBe(log.length);
+    // The latest answer is a step that could still be written to, so it stays after the cut.
+    expect(compaction.data).toMatchObject({ throughSeq: log.length - 2 });
+    expect(log.map((chunk) => chunk.seq)).toEqual(log.map((_, index) => index + 1));
+
+    const context = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
+    const messages = (context.body as { request: { messages: { content: { type: string }[] }[] } })
+      .request.messages;
+    expect(messages[0]?.content[0]?.type).toBe('compaction');
+
+    // The tab answers after it, through the beta endpoint.
+    await say(tabId, 'And wind? [[sim: words 10]]', 3);
+    const last = simulator.requests.at(-1)!;
+    expect(last.status).toBe(200);
+    expect(String(last.headers['anthropic-beta'])).toContain('compact-2026-09-04');
+  });
+
+  it('answers 409 while a turn runs, and stores nothing', async () => {
+    const tabId = await gateway.createTab();
+    await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+      body: { text: 'Go slowly. [[sim: words 60]] [[sim: rate 30]]' },
+    });
+    const deadline = Date.now() + 10_000;
+    while ((await tabOf(tabId)).status !== 'running') {
+      if (Date.now() > deadline) throw new Error('the turn never started');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const response = await gateway.request('POST', `/v1/tabs/${tabId}/compact`);
+    expect(response.status).toBe(409);
+    expect(response.body).toMatchObject({ error: { code: 'conflict' } });
+    const log = await idleWith(tabId, (log) => log.some((chunk) => chunk.role === 'assistant'));
+    expect(log.some((chunk) => chunk.type === 'compaction')).toBe(false);
+  });
+
+  it('on a tab with nothing to summarize runs a turn that stores nothing', async () => {
+    const tabId = await gateway.createTab();
+    expect((await gateway.request('POST', `/v1/tabs/${tabId}/compact`)).status).toBe(202);
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const tab = await tabOf(tabId);
+      const inbox = await gateway.backend.store.inboxList(tabId);
+      if (tab.status === 'idle' && inbox.length === 0) break;
+      if (Date.now() > deadline) throw new Error('the compaction turn never ran');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(await chunks(tabId)).toEqual([]);
+  });
+});

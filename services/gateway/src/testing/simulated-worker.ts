@@ -1,0 +1,31 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { createWorker, type Worker } from '@chunklog/agent-worker';
+import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
+import { pino } from 'pino';
+import type { GatewayHarness } from './gateway-harness';
+
+/** A real worker on the gateway's store and bus, with the simulator as its model. */
+export async function startSimulatedWorker(
+  gateway: GatewayHarness,
+): Promise<{ worker: Worker; simulator: Simulator; close(): Promise<void> }> {
+  const simulator = await createSimulator({ logger: () => {} });
+  const worker = createWorker({
+    store: gateway.backend.store,
+    bus: gateway.backend.bus,
+    anthropic: new Anthropic({ apiKey: 'simulator', baseURL: simulator.url, maxRetries: 0 }),
+    workerId: `gateway-test-${crypto.randomUUID()}`,
+    leaseMs: 5_000,
+    maxSteps: 5,
+    model: 'claude-sonnet-4-6',
+    logger: pino({ level: 'silent' }),
+  });
+  await worker.start();
+  return {
+    worker,
+    simulator,
+    async close() {
+      await worker.stop();
+      await simulator.close();
+    },
+  };
+}
