@@ -104,8 +104,14 @@ export const chunks = pgTable(
     data: jsonb('data').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  // Every page is a range scan of this index, in either direction, never a sort.
-  (table) => [unique('chunks_tab_id_seq_unique').on(table.tabId, table.seq)],
+  (table) => [
+    // Every page is a range scan of this index, in either direction, never a sort.
+    unique('chunks_tab_id_seq_unique').on(table.tabId, table.seq),
+    // A tab's latest compaction in one index probe, however deep the tab (the worker's read).
+    index('chunks_compaction_index')
+      .on(table.tabId, table.seq)
+      .where(sql`${table.type} = 'compaction'`),
+  ],
 );
 
 /** Messages accepted by the gateway that a worker has not yet appended as user chunks. */

@@ -30,8 +30,15 @@ export interface ChunkLog {
    */
   append(tabId: string, chunks: NewChunk[], options?: AppendOptions): Promise<Chunk[]>;
   page(tabId: string, options: PageOptions): Promise<ChunkPage>;
-  /** Every chunk of a tab in seq order (the worker's history read). */
+  /** Every chunk of a tab in seq order. */
   readAll(tabId: string): Promise<Chunk[]>;
+  /**
+   * What a request of the tab is built from (the worker's history read): the chunks above the
+   * latest compaction's `throughSeq`, in seq order, that compaction included; every chunk when
+   * the tab has none. Its cost follows the chunks since the latest compaction, not the tab's
+   * depth.
+   */
+  readFromLatestCompaction(tabId: string): Promise<Chunk[]>;
 }
 
 const PageOptionsSchema = z
@@ -93,6 +100,28 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
          FROM tabs t LEFT JOIN chunks c ON c.tab_id = t.id
          WHERE t.id = $1 ORDER BY c.seq`,
         [id],
+      );
+      if (rows.length === 0) throw new NotFoundError(`tab ${id} not found`);
+      return rows.filter((row) => row.id !== null).map((row) => chunkFromRow(id, row));
+    },
+
+    async readFromLatestCompaction(tabId): Promise<Chunk[]> {
+      const id = requireTabId(tabId);
+      // The latest compaction, through the partial index on compaction chunks; then the range
+      // above its cut as a separate statement, so the planner sees the bound and scans the
+      // (tab_id, seq) index instead of the whole table.
+      const [latest] = await run<{ through_seq: BigintValue | null }>(
+        'find the latest compaction',
+        `SELECT (data->>'throughSeq')::bigint AS through_seq FROM chunks
+         WHERE tab_id = $1 AND type = 'compaction' ORDER BY seq DESC LIMIT 1`,
+        [id],
+      );
+      const rows = await run<ChunkRow>(
+        'read from the latest compaction',
+        `SELECT ${chunkColumns}
+         FROM tabs t LEFT JOIN chunks c ON c.tab_id = t.id AND c.seq > $2
+         WHERE t.id = $1 ORDER BY c.seq`,
+        [id, Number(latest?.through_seq ?? 0)],
       );
       if (rows.length === 0) throw new NotFoundError(`tab ${id} not found`);
       return rows.filter((row) => row.id !== null).map((row) => chunkFromRow(id, row));

@@ -263,6 +263,41 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expect(await store.readAll(tab.id)).toEqual([...stored, ...next]);
       });
 
+      it('reads a tab from its latest compaction: the chunks above its cut, itself included', async () => {
+        const tab = await newTab();
+        await store.append(tab.id, [textChunk(tab.id, 'a'), textChunk(tab.id, 'b')]);
+        // A tab without a compaction reads whole.
+        expect(await store.readFromLatestCompaction(tab.id)).toEqual(await store.readAll(tab.id));
+        const compaction = (throughSeq: number): NewChunk => ({
+          ...textChunk(tab.id),
+          role: 'assistant',
+          type: 'compaction',
+          data: {
+            block: {
+              type: 'compaction',
+              content: `through ${throughSeq}`,
+              encrypted_content: null,
+            },
+            throughSeq,
+          },
+        });
+        await store.append(tab.id, [textChunk(tab.id, 'c'), compaction(2)]);
+        await store.append(tab.id, [textChunk(tab.id, 'd'), textChunk(tab.id, 'e')]);
+        // The latest compaction (seq 9) summarizes through seq 5; 6 to 8 were written meanwhile.
+        await store.append(tab.id, [textChunk(tab.id, 'f'), textChunk(tab.id, 'g'), compaction(5)]);
+        await store.append(tab.id, [textChunk(tab.id, 'h')]);
+        const all = await store.readAll(tab.id);
+        const tail = await store.readFromLatestCompaction(tab.id);
+        expect(tail.map((chunk) => chunk.seq)).toEqual([6, 7, 8, 9, 10]);
+        expect(tail).toEqual(all.slice(5));
+        expect(tail[3]).toMatchObject({ type: 'compaction', data: { throughSeq: 5 } });
+        expect(
+          await rejection(store.readFromLatestCompaction('00000000-0000-4000-8000-000000000000')),
+        ).toBeInstanceOf(NotFoundError);
+        const empty = await newTab();
+        expect(await store.readFromLatestCompaction(empty.id)).toEqual([]);
+      });
+
       it('keeps 32 concurrent appenders on one tab gap-free and error-free', async () => {
         const tab = await newTab();
         const perWriter = 10;

@@ -17,7 +17,7 @@ const allGates: LoadGate[] = [];
 const slowWorkerId = `slow-${randomUUID().slice(0, 8)}`;
 const leaseMs = 2_000;
 
-/** Makes the slow worker's next readAll of `tabId` wait for `release()`. */
+/** Makes the slow worker's next log load of `tabId` wait for `release()`. */
 function gateLoad(tabId: string): LoadGate {
   let arrive = () => {};
   let release = () => {};
@@ -40,15 +40,15 @@ beforeAll(async () => {
   const base = harness.store;
   const slowStore = new Proxy(base, {
     get(target, property, receiver) {
-      if (property !== 'readAll') return Reflect.get(target, property, receiver);
-      return async (...args: Parameters<ChunkStore['readAll']>) => {
+      if (property !== 'readFromLatestCompaction') return Reflect.get(target, property, receiver);
+      return async (...args: Parameters<ChunkStore['readFromLatestCompaction']>) => {
         const gate = gates.get(args[0]);
         if (gate) {
           gates.delete(args[0]);
           gate.arrive();
           await gate.released;
         }
-        return target.readAll(...args);
+        return target.readFromLatestCompaction(...args);
       };
     },
   });

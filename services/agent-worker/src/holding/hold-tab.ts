@@ -118,7 +118,8 @@ export function createTabHolder(deps: {
           cancel.hear(command.success ? command.data.generation : undefined);
         }),
       );
-      const log = await store.readAll(tabId);
+      // From the latest compaction on: what a request is built from, whatever the tab's depth.
+      const log = await store.readFromLatestCompaction(tabId);
       if (lostWhileLoading) throw new LeaseLostError(tabId);
       const current = new TabSession(tabId, log, store, bus, logger, metrics);
       session = current;
