@@ -1,8 +1,9 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { buildRequest, type Chunk, type TabConfig, validateRequest } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkerMetrics, type WorkerMetrics } from '../metrics/worker-metrics';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { assertGapFree, createHarness, type Harness, startWorkerProcess } from '../testing/harness';
 
 /*
  * Tabs that outgrow a small context window (the simulator's `context-window` directive, in
@@ -182,4 +183,76 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     await harness.turnsDone(tab.id, 3, 30_000);
     expect(turnReasons(harness, tab.id).at(-1)).toBe('completed');
   }, 60_000);
+});
+
+describe('a worker killed during a compaction (Postgres + NATS, the worker as a child process)', () => {
+  let harness: Harness | null;
+  let child: ChildProcess | undefined;
+  const leaseMs = 1_500;
+
+  beforeAll(async () => {
+    harness = await createHarness('nats');
+  });
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    await harness?.close();
+  });
+
+  it('leaves no half state: the next holder redoes the compaction once, and the tab answers on', async (context) => {
+    if (!harness) return context.skip();
+    const h = harness;
+    ({ worker: child } = await startWorkerProcess(
+      h,
+      {
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: h.simulator.url,
+        MODEL: 'claude-sonnet-4-6',
+        LEASE_MS: String(leaseMs),
+        WORKER_ID: 'compacting-child',
+      },
+      /agent worker ready/,
+    ));
+    const tab = await h.newTab({ system });
+    const marker = `killed-${randomUUID()}`;
+    // The first three compaction requests of this conversation are answered 529 unavailable:
+    // the child is killed while it waits to retry.
+    await h.send(tab.id, `${marker} [[sim: compaction-unavailable times=3]] [[sim: words 20]]`);
+    await h.turnsDone(tab.id, 1, 20_000);
+    await h.send(tab.id, '', 'compact');
+    const deadline = Date.now() + 20_000;
+    while (!h.requestsMentioning(marker).some((request) => request.status === 529)) {
+      if (Date.now() > deadline) throw new Error('the child never asked for a compaction');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    child.kill('SIGKILL');
+    expect(compactions(await h.store.readAll(tab.id))).toEqual([]);
+
+    await h.startWorker({ workerId: 'survivor', leaseMs });
+    const waitUntil = Date.now() + 20_000;
+    while (
+      (await h.store.inboxList(tab.id)).length > 0 ||
+      (await h.store.getTab(tab.id)).status !== 'idle'
+    ) {
+      if (Date.now() > waitUntil) throw new Error('the compaction was never redone');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const log = await h.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(compactions(log)).toHaveLength(1);
+    expect(log.filter((chunk) => chunk.type === 'error')).toEqual([]);
+
+    await h.send(tab.id, `${marker} and now? [[sim: words 5]]`);
+    const answered = Date.now() + 20_000;
+    for (;;) {
+      const texts = (await h.store.readAll(tab.id)).filter(
+        (chunk) => chunk.role === 'assistant' && chunk.type === 'text',
+      );
+      if (texts.length === 2) break;
+      if (Date.now() > answered) throw new Error('the tab did not answer after the compaction');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const last = h.requestsMentioning('and now?').at(-1)!;
+    expect(last.status).toBe(200);
+    expect(String(last.headers['anthropic-beta'])).toContain('compact-2026-09-04');
+  }, 90_000);
 });
