@@ -25,12 +25,15 @@ import { createSimulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import {
   type Chunk,
+  COMPACTION_BETA,
+  compactionDataFromResponse,
   INTAKE_QUEUE,
   type MessageCommand,
   tabEventsSubject,
 } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import { createTestDatabase, testPostgresUrl } from '@chunklog/test-infra';
+import pg from 'pg';
 import { pino } from 'pino';
 import { z } from 'zod';
 
@@ -183,8 +186,169 @@ async function naiveTurn(log: readonly Chunk[], tools: Anthropic.Tool[]): Promis
   }
 }
 
+/** How many chunks the deep tab holds below its latest compaction. */
+const deepChunks = 1_000_000;
+
+/**
+ * Turn start-up and worker memory by tab depth: a tab of `deepChunks` chunks summarized by a
+ * compaction near its end against a tab of 10 chunks, same run, same worker (in-process).
+ * - turn.start_ms.deep_over_shallow: message enqueued → first model request at the simulator.
+ * - worker.rss_mb.deep_tab / shallow_tab: this process's RSS when that request arrives.
+ * The deep tab is seeded with one INSERT … generate_series, then the compaction and its tail
+ * through the store.
+ */
+async function depthStartup(): Promise<Record<string, number>> {
+  const postgresUrl = await testPostgresUrl();
+  if (!postgresUrl) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
+  const database = await createTestDatabase(postgresUrl);
+  const store = createPostgresStore({ url: database.url });
+  const bus = createMemoryBus();
+  const simulator = await createSimulator({ logger: () => {} });
+  const anthropic = new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 });
+  const worker = createWorker({
+    store,
+    bus,
+    anthropic,
+    workerId: 'bench-depth-worker',
+    leaseMs: 30_000,
+    maxSteps: 5,
+    model: 'claude-sonnet-4-6',
+    logger: pino({ level: 'warn' }),
+  });
+  const sql = new pg.Client({ connectionString: database.url });
+  try {
+    await store.migrate();
+    await sql.connect();
+    const tenant = await store.createTenant({ name: 'bench' });
+    // A block the simulator signed, to stand for the summary of the deep history.
+    const answer = await anthropic.beta.messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 512,
+      messages: [{ role: 'user', content: 'A long history about the weather in many cities.' }],
+      compaction: { type: 'summarize' },
+      betas: [COMPACTION_BETA],
+    });
+    const data = compactionDataFromResponse(answer, deepChunks);
+    if (data === undefined) throw new Error('the simulator answered no compaction block');
+
+    const seed = async (chunks: number, compacted: boolean) => {
+      const tab = await store.createTab({ tenantId: tenant.id });
+      if (compacted) {
+        await sql.query(
+          `INSERT INTO chunks (id, tab_id, seq, turn_id, step, role, type, data)
+           SELECT gen_random_uuid(), $1::uuid, g, md5($1::text || ((g + 1) / 2)::text)::uuid, 0,
+                  CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END, 'text',
+                  jsonb_build_object('text', 'Message ' || g || ' about the weather.')
+           FROM generate_series(1, $2::bigint) g`,
+          [tab.id, chunks],
+        );
+        await sql.query('ANALYZE chunks');
+        await store.append(tab.id, [
+          {
+            id: randomUUID(),
+            tabId: tab.id,
+            turnId: randomUUID(),
+            step: 0,
+            role: 'assistant',
+            type: 'compaction',
+            data,
+          },
+        ]);
+      }
+      for (let index = 0; index < (compacted ? 4 : 5); index += 1) {
+        const turnId = randomUUID();
+        await store.append(tab.id, [
+          {
+            id: randomUUID(),
+            tabId: tab.id,
+            turnId,
+            step: 0,
+            role: 'user',
+            type: 'text',
+            data: { text: `Question ${index}?` },
+          },
+          {
+            id: randomUUID(),
+            tabId: tab.id,
+            turnId,
+            step: 0,
+            role: 'assistant',
+            type: 'text',
+            data: { text: `Answer ${index}.` },
+          },
+        ]);
+      }
+      return tab.id;
+    };
+    const shallow = await seed(0, false);
+    const deep = await seed(deepChunks, true);
+    await worker.start();
+
+    /** Enqueues a message; resolves with ms to the first model request and the RSS then. */
+    const startup = async (tabId: string, text: string) => {
+      const marker = randomUUID();
+      const finished = new Promise<void>((resolve) => {
+        void bus.subscribe(tabEventsSubject(tabId), (_payload, subject) => {
+          if (subject.endsWith('.turn-done')) resolve();
+        });
+      });
+      const chunkId = randomUUID();
+      const acceptedAt = Date.now();
+      await bus.enqueue(
+        INTAKE_QUEUE,
+        {
+          tabId,
+          chunkId,
+          text: `${text} ${marker} [[sim: words 200]] [[sim: rate 400]]`,
+          mode: 'interrupt',
+          acceptedAt,
+        } satisfies MessageCommand,
+        { msgId: chunkId },
+      );
+      let rss = 0;
+      for (;;) {
+        const request = simulator.requests.find((candidate) =>
+          JSON.stringify(candidate.body).includes(marker),
+        );
+        if (request !== undefined) {
+          rss = process.memoryUsage().rss / 2 ** 20;
+          await finished;
+          return { ms: request.receivedAt - acceptedAt, rss };
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    };
+    // Warm up (connections, code paths), then alternate and take medians.
+    await startup(shallow, 'Warm up.');
+    const shallowRuns: { ms: number; rss: number }[] = [];
+    const deepRuns: { ms: number; rss: number }[] = [];
+    for (let round = 0; round < 5; round += 1) {
+      shallowRuns.push(await startup(shallow, `Round ${round}.`));
+      deepRuns.push(await startup(deep, `Round ${round}.`));
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+    const shallowMs = median(shallowRuns.map((run) => run.ms));
+    const deepMs = median(deepRuns.map((run) => run.ms));
+    return {
+      'turn.start_ms.shallow_tab': shallowMs,
+      'turn.start_ms.deep_tab': deepMs,
+      'turn.start_ms.deep_over_shallow': deepMs / Math.max(shallowMs, 1),
+      'worker.rss_mb.shallow_tab': median(shallowRuns.map((run) => run.rss)),
+      'worker.rss_mb.deep_tab': median(deepRuns.map((run) => run.rss)),
+    };
+  } finally {
+    await worker.stop();
+    await sql.end();
+    await simulator.close();
+    await bus.close();
+    await store.close();
+    await database.drop();
+  }
+}
+
 export default async function turnBench(): Promise<Record<string, number>> {
   const { share, log, tools } = await chunkLogTurn();
   const naive = await naiveTurn(log, tools);
-  return { 'turn.cache_read_share': share, 'turn.cache_read_share.naive': naive };
+  const depth = await depthStartup();
+  return { 'turn.cache_read_share': share, 'turn.cache_read_share.naive': naive, ...depth };
 }
