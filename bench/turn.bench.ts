@@ -29,7 +29,9 @@ import {
   compactionDataFromResponse,
   INTAKE_QUEUE,
   type MessageCommand,
+  type NewChunk,
   tabEventsSubject,
+  userTextChunk,
 } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import { createTestDatabase, testPostgresUrl } from '@chunklog/test-infra';
@@ -68,13 +70,19 @@ function cacheReadShare(usages: readonly UsageLike[]): number {
   return total === 0 ? 0 : read / total;
 }
 
-async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Anthropic.Tool[] }> {
+/** A throwaway Postgres database and its store, an in-process bus and a simulator. */
+async function benchBackend() {
   const postgresUrl = await testPostgresUrl();
   if (!postgresUrl) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
   const database = await createTestDatabase(postgresUrl);
   const store = createPostgresStore({ url: database.url });
   const bus = createMemoryBus();
   const simulator = await createSimulator({ logger: () => {} });
+  return { database, store, bus, simulator };
+}
+
+async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Anthropic.Tool[] }> {
+  const { database, store, bus, simulator } = await benchBackend();
   const worker = createWorker({
     store,
     bus,
@@ -198,12 +206,7 @@ const deepChunks = 1_000_000;
  * through the store.
  */
 async function depthStartup(): Promise<Record<string, number>> {
-  const postgresUrl = await testPostgresUrl();
-  if (!postgresUrl) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
-  const database = await createTestDatabase(postgresUrl);
-  const store = createPostgresStore({ url: database.url });
-  const bus = createMemoryBus();
-  const simulator = await createSimulator({ logger: () => {} });
+  const { database, store, bus, simulator } = await benchBackend();
   const anthropic = new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 });
   const worker = createWorker({
     store,
@@ -256,27 +259,13 @@ async function depthStartup(): Promise<Record<string, number>> {
         ]);
       }
       for (let index = 0; index < (compacted ? 4 : 5); index += 1) {
-        const turnId = randomUUID();
+        const place = { tabId: tab.id, turnId: randomUUID(), step: 0 };
+        const question = userTextChunk({ ...place, id: randomUUID() }, `Question ${index}?`);
+        const answer = { ...question, id: randomUUID(), role: 'assistant' as const };
         await store.append(tab.id, [
-          {
-            id: randomUUID(),
-            tabId: tab.id,
-            turnId,
-            step: 0,
-            role: 'user',
-            type: 'text',
-            data: { text: `Question ${index}?` },
-          },
-          {
-            id: randomUUID(),
-            tabId: tab.id,
-            turnId,
-            step: 0,
-            role: 'assistant',
-            type: 'text',
-            data: { text: `Answer ${index}.` },
-          },
-        ]);
+          { ...question, tabId: tab.id },
+          { ...answer, tabId: tab.id, data: { text: `Answer ${index}.` } },
+        ] as NewChunk[]);
       }
       return tab.id;
     };
