@@ -134,6 +134,42 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     );
   }, 120_000);
 
+  it('compacts a reply cut by the window (model_context_window_exceeded) and lets the model go on', async (context) => {
+    if (!harness) return context.skip();
+    // Long answers: the window fills during a reply before any prompt passes it.
+    const tab = await harness.newTab({ system, compaction: { enabled: false } });
+    const marker = `cut-${randomUUID()}`;
+    let turn = 0;
+    let log: Chunk[] = [];
+    const cutTurn = () =>
+      log.find((chunk, index) => {
+        const before = log[index - 1];
+        return (
+          chunk.type === 'compaction' &&
+          before?.role === 'assistant' &&
+          before.type === 'text' &&
+          before.turnId === chunk.turnId
+        );
+      });
+    while (cutTurn() === undefined && turn < 12) {
+      await harness.send(tab.id, message(marker, turn, '[[sim: words 400]]'));
+      turn += 1;
+      await harness.turnsDone(tab.id, turn, 30_000);
+      log = await harness.store.readAll(tab.id);
+    }
+    const compaction = cutTurn();
+    expect(compaction).toBeDefined();
+    // The cut answer stays in the log; the same turn answers again after the compaction.
+    const sameTurn = log.filter((chunk) => chunk.turnId === compaction!.turnId);
+    expect(sameTurn.map((chunk) => `${chunk.step}:${chunk.role}/${chunk.type}`)).toEqual([
+      '0:user/text',
+      '0:assistant/text',
+      '0:assistant/compaction',
+      '1:assistant/text',
+    ]);
+    expect(turnReasons(harness, tab.id).every((reason) => reason === 'completed')).toBe(true);
+  }, 120_000);
+
   it('compacts twice in a row when one compaction leaves the request above the threshold', async (context) => {
     if (!harness) return context.skip();
     // A threshold below what the summary and the system prompt take: every step compacts first.
