@@ -188,7 +188,14 @@ describe.skipIf(!postgresUrl || !natsUrl)('GET /v1/tabs/:tabId/context in servic
     await expect.poll(() => stepOneRequest() !== undefined, { timeout: 30_000 }).toBe(true);
 
     const context = await contextOf(tabId);
-    const { stream: _stream, ...sent } = stepOneRequest()!.body as Record<string, unknown>;
+    // `stream` and `diagnostics` (the previous response's id) belong to the call, not the request
+    // the log builds.
+    const {
+      stream: _stream,
+      diagnostics,
+      ...sent
+    } = stepOneRequest()!.body as Record<string, unknown>;
+    expect(diagnostics).toMatchObject({ previous_message_id: expect.stringMatching(/^msg_/) });
     expect(context.source).toBe('worker');
     expect(JSON.stringify(context.request)).toBe(JSON.stringify(sent));
     // The worker's settings and tools, not the gateway's.
