@@ -46,6 +46,8 @@ const worker = createWorker({
   maxSteps: config.MAX_STEPS,
   maxTokens: config.MAX_TOKENS,
   model: config.MODEL,
+  contextWindowTokens: config.CONTEXT_WINDOW_TOKENS,
+  compactionThreshold: config.COMPACTION_THRESHOLD,
   logger,
   metrics,
   // Running turns get most of the shutdown time; what is left closes the connections.

@@ -14,6 +14,10 @@ export const WorkerConfigSchema = z.object({
   /** Without ANTHROPIC_API_KEY, the simulator at this URL is the model (compose sets it). */
   SIMULATOR_URL: z.url().optional(),
   LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(15_000),
+  /** The model's context window in tokens, which compaction keeps requests within. */
+  CONTEXT_WINDOW_TOKENS: z.coerce.number().int().min(1_000).max(10_000_000).default(200_000),
+  /** Compact before a step whose request would pass this share of the window. */
+  COMPACTION_THRESHOLD: z.coerce.number().min(0.1).max(0.95).default(0.8),
   WORKER_ID: z.string().min(1).optional(),
   /** Serves GET /metrics, /healthz and /readyz on this port when set (0: any free port, logged). */
   METRICS_PORT: z.coerce

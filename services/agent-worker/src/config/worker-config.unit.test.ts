@@ -12,6 +12,8 @@ describe('parseWorkerConfig', () => {
     expect(config).toMatchObject({
       MAX_STEPS: 7,
       LEASE_MS: 15_000,
+      CONTEXT_WINDOW_TOKENS: 200_000,
+      COMPACTION_THRESHOLD: 0.8,
       LOG_LEVEL: 'info',
       MODEL: 'claude-sonnet-4-6',
     });
@@ -31,6 +33,23 @@ describe('parseWorkerConfig', () => {
     });
     expect(() => parseWorkerConfig({ ...base, METRICS_PORT: 'ninety' })).toThrow(/METRICS_PORT/);
     expect(() => parseWorkerConfig({ ...base, METRICS_PORT: '70000' })).toThrow(/METRICS_PORT/);
+  });
+
+  it('takes a context window and a compaction threshold within bounds', () => {
+    const base = {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/chunklog',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      SIMULATOR_URL: 'http://127.0.0.1:4010',
+    };
+    expect(
+      parseWorkerConfig({ ...base, CONTEXT_WINDOW_TOKENS: '1000000', COMPACTION_THRESHOLD: '0.5' }),
+    ).toMatchObject({ CONTEXT_WINDOW_TOKENS: 1_000_000, COMPACTION_THRESHOLD: 0.5 });
+    expect(() => parseWorkerConfig({ ...base, COMPACTION_THRESHOLD: '1' })).toThrow(
+      /COMPACTION_THRESHOLD/,
+    );
+    expect(() => parseWorkerConfig({ ...base, CONTEXT_WINDOW_TOKENS: 'big' })).toThrow(
+      /CONTEXT_WINDOW_TOKENS/,
+    );
   });
 
   it('lists every problem at once', () => {
