@@ -129,4 +129,22 @@ describe('planTakeover', () => {
     expect(resumePoint(log.slice(0, 1), turnId)).toBe(0);
     expect(resumePoint(log.slice(0, 2), turnId)).toBeNull();
   });
+
+  it('looks past a compaction the dead worker stored before a step: the model still owes it', () => {
+    const log = turnLog([{ text: 'hi', calls: 1, resultOrder: () => 0, interrupt: null }]);
+    const compaction = {
+      ...log[0]!,
+      id: randomUUID(),
+      seq: log.length + 1,
+      step: 1,
+      role: 'assistant',
+      type: 'compaction',
+      data: {
+        block: { type: 'compaction', content: 'summary', encrypted_content: null },
+        throughSeq: 1,
+      },
+    } as Chunk;
+    expect(resumePoint([...log, compaction], turnId)).toBe(1);
+    expect(resumePoint([log[0]!, { ...compaction, step: 0 }], turnId)).toBe(0);
+  });
 });

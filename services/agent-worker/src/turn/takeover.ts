@@ -4,11 +4,16 @@ import { planUnansweredResults } from './plan';
 /**
  * Where a turn left by a dead worker can go on: the step to run next when the model still owes
  * an answer (the turn's last content is a user message or a tool result), or null when its last
- * content is the model's own output, which may or may not have been its final word.
+ * content is the model's own output, which may or may not have been its final word. A
+ * compaction is no answer: one stored before a step leaves that step still owed.
  */
 export function resumePoint(log: readonly ChunkDraft[], turnId: string): number | null {
   const content = log.filter(
-    (chunk) => chunk.turnId === turnId && chunk.type !== 'system' && chunk.type !== 'error',
+    (chunk) =>
+      chunk.turnId === turnId &&
+      chunk.type !== 'system' &&
+      chunk.type !== 'error' &&
+      chunk.type !== 'compaction',
   );
   const last = content.at(-1);
   if (!last || last.role === 'assistant') return null;
