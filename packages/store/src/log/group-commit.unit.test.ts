@@ -153,6 +153,8 @@ describe('group commit', () => {
       Promise<Chunk[]>,
       Promise<Chunk[]>,
     ];
+    // Caught at once: the fenced append fails while the test is still answering statements.
+    const fencedError = fenced.catch((error: unknown) => error);
     batch.resolve([
       row('a1', 4, { item: null, deferred: false }),
       { item: 2, deferred: true },
@@ -165,7 +167,7 @@ describe('group commit', () => {
     const replayCall = await harness.next();
     expect(replayCall.values[0]).toBe('c');
     replayCall.resolve([row('c1', 7)]);
-    expect(await fenced.catch((error: unknown) => error)).toBeInstanceOf(ConflictError);
+    expect(await fencedError).toBeInstanceOf(ConflictError);
     expect((await replay)[0]!.seq).toBe(7);
   });
 
