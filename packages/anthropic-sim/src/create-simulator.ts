@@ -63,6 +63,8 @@ export interface SimulatorOptions {
   requestHistoryBytes?: number;
   /** Receives one line per request. Default `console.log`; pass `() => {}` to silence. */
   logger?: (line: string) => void;
+  /** Receives a failure of the simulator itself (answered 500 `api_error`). Default `console.error`. */
+  onInternalError?: (error: unknown) => void;
 }
 
 /** One request the simulator received, with what it answered. */
@@ -122,6 +124,7 @@ class ApiFailure extends Error {
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? ((line: string) => console.log(line));
+  const onInternalError = options.onInternalError ?? ((error: unknown) => console.error(error));
   const secret = options.thinkingSecret ?? randomBytes(32);
   const signer = createThinkingSigner(secret);
   const compactionSigner = createCompactionSigner(secret);
@@ -184,7 +187,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
           error instanceof ApiFailure
             ? error
             : new ApiFailure(500, 'api_error', 'Internal server error');
-        if (!(error instanceof ApiFailure) && !aborted.signal.aborted) console.error(error);
+        if (!(error instanceof ApiFailure) && !aborted.signal.aborted) onInternalError(error);
         if (!response.headersSent) sendError(response, record, failure);
         else response.end();
       })

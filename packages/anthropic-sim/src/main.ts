@@ -17,7 +17,12 @@ const env = await startStep('anthropic-sim', 'environment', () =>
 );
 const logger = createLogger({ service: 'anthropic-sim', level: env.LOG_LEVEL });
 const simulator = await startStep('anthropic-sim', `listening on ${env.HOST}:${env.PORT}`, () =>
-  createSimulator({ port: env.PORT, host: env.HOST, logger: (line) => logger.info(line) }),
+  createSimulator({
+    port: env.PORT,
+    host: env.HOST,
+    logger: (line) => logger.info(line),
+    onInternalError: (error) => logger.error({ err: error }, 'simulator failed'),
+  }),
 );
 logger.info(
   { url: simulator.url },

@@ -75,7 +75,10 @@ export async function startAllInOne(
     if (!config.ANTHROPIC_API_KEY) {
       const simulatorLogger = logger.child({ service: 'anthropic-sim' });
       // One line per model request: detail for debugging, not for a normal run's log.
-      simulator = await createSimulator({ logger: (line) => simulatorLogger.debug(line) });
+      simulator = await createSimulator({
+        logger: (line) => simulatorLogger.debug(line),
+        onInternalError: (error) => simulatorLogger.error({ err: error }, 'simulator failed'),
+      });
       const started = simulator;
       closers.push(() => started.close());
     }
