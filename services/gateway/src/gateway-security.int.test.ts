@@ -6,11 +6,10 @@ import { apiRouteCalls, tabRouteCalls } from './testing/api-routes';
 import { expectedError } from './testing/expected-error';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { openEventSource, openWebSocket } from './testing/stream-clients';
-import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
+import { everyBackend } from './testing/test-backends';
 import { TurnDriver } from './testing/turn-driver';
 
-const real = await realBackend();
-const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
+const backends = await everyBackend();
 
 describe.each(backends)('gateway security on $name', (backend) => {
   let gateway: GatewayHarness;

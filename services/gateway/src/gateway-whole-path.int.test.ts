@@ -2,16 +2,10 @@ import { type Chunk, validateRequest } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
 import { startSimulatedWorker } from './testing/simulated-worker';
-import { openEventSource, openWebSocket, type ReceivedEvent } from './testing/stream-clients';
-import { type BackendFactory, embeddedBackend, realBackend } from './testing/test-backends';
+import { openEventSource, openWebSocket, sealsOf } from './testing/stream-clients';
+import { everyBackend } from './testing/test-backends';
 
-const real = await realBackend();
-const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
-
-const sealsOf = (events: ReceivedEvent[]) =>
-  events
-    .filter((event) => event.event === 'chunk-seal')
-    .map((event) => (event.data as { chunk: Chunk }).chunk);
+const backends = await everyBackend();
 
 describe.each(backends)('the whole path with the real worker and simulator on $name', (backend) => {
   let gateway: GatewayHarness;

@@ -7,11 +7,10 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedError } from '../testing/expected-error';
 import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
-import { type BackendFactory, embeddedBackend, realBackend } from '../testing/test-backends';
+import { everyBackend } from '../testing/test-backends';
 import { TurnDriver } from '../testing/turn-driver';
 
-const real = await realBackend();
-const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
+const backends = await everyBackend();
 
 const errorShape = expectedError(expect.any(String));
 

@@ -2,10 +2,9 @@ import http from 'node:http';
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
-import { type BackendFactory, embeddedBackend, realBackend } from '../testing/test-backends';
+import { everyBackend } from '../testing/test-backends';
 
-const real = await realBackend();
-const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
+const backends = await everyBackend();
 
 async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;

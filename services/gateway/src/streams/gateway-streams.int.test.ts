@@ -8,17 +8,12 @@ import {
   openWebSocket,
   type ReceivedEvent,
   type RecordingClient,
+  sealsOf,
 } from '../testing/stream-clients';
-import { type BackendFactory, embeddedBackend, realBackend } from '../testing/test-backends';
+import { everyBackend } from '../testing/test-backends';
 import { TurnDriver } from '../testing/turn-driver';
 
-const real = await realBackend();
-const backends: BackendFactory[] = real ? [embeddedBackend, real] : [embeddedBackend];
-
-const sealsOf = (events: ReceivedEvent[]) =>
-  events
-    .filter((event) => event.event === 'chunk-seal')
-    .map((event) => (event.data as { chunk: Chunk }).chunk);
+const backends = await everyBackend();
 
 /** Checks a stream the way a client renders it: deltas contiguous, streamed text equal to the seal. */
 function checkStream(events: ReceivedEvent[]): { streamedBlocks: number } {

@@ -163,6 +163,27 @@ function createWorld(tabId: string) {
   };
 }
 
+/** A relay of the world's tab, with limits no test reaches; `bus` overrides the world's. */
+function relayOf(
+  world: ReturnType<typeof createWorld>,
+  tabId: string,
+  after: number,
+  bus: Bus = world.bus,
+): TabStreamRelay {
+  return new TabStreamRelay({
+    tabId,
+    after,
+    store: world.store,
+    bus,
+    hub: world.hub,
+    sink: world.sink,
+    logger: silent,
+    maxQueuedEvents: 10_000,
+    maxBufferedBytes: 1_000_000,
+    snapshotTimeoutMs: 100,
+  });
+}
+
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   fc.constant<Step>({ kind: 'user' }),
   fc.record({
@@ -194,18 +215,7 @@ describe('TabStreamRelay', () => {
           const nextFate = () => fates.next().value as Fate;
           for (const step of before) await world.play(step, nextFate);
           const after = world.stored.length === 0 ? 0 : resumeSeed % (world.stored.length + 1);
-          const relay = new TabStreamRelay({
-            tabId,
-            after,
-            store: world.store,
-            bus: world.bus,
-            hub: world.hub,
-            sink: world.sink,
-            logger: silent,
-            maxQueuedEvents: 10_000,
-            maxBufferedBytes: 1_000_000,
-            snapshotTimeoutMs: 100,
-          });
+          const relay = relayOf(world, tabId, after);
           // Started without waiting: the script keeps running while it catches up.
           const started = relay.start();
           for (const step of during) await world.play(step, nextFate);
@@ -279,18 +289,7 @@ describe('TabStreamRelay when no worker answers snapshots', () => {
         throw new Error('no responders');
       },
     } as unknown as Bus;
-    const relay = new TabStreamRelay({
-      tabId,
-      after: 0,
-      store: world.store,
-      bus: silentBus,
-      hub: world.hub,
-      sink: world.sink,
-      logger: silent,
-      maxQueuedEvents: 10_000,
-      maxBufferedBytes: 1_000_000,
-      snapshotTimeoutMs: 100,
-    });
+    const relay = relayOf(world, tabId, 0, silentBus);
     await relay.start();
     const requestsAtStart = snapshotRequests;
     // The block's chunk-open is lost, so none of its eight deltas can be placed.

@@ -16,11 +16,13 @@ export {
   openWebSocket,
   type ReceivedEvent,
   type RecordingClient,
+  sealsOf,
 } from './stream-clients';
 export {
   type Backend,
   type BackendFactory,
   embeddedBackend,
+  everyBackend,
   postgresBackend,
   realBackend,
 } from './test-backends';

@@ -1,6 +1,6 @@
 /** Real stream clients for tests: the `eventsource` package and `ws`, recording what arrives. */
 
-import { STREAM_EVENT_NAMES } from '@chunklog/chunk-core';
+import { type Chunk, STREAM_EVENT_NAMES } from '@chunklog/chunk-core';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
 
@@ -125,4 +125,11 @@ export async function openWebSocket(
     socket.once('error', reject);
   });
   return { events: record.events, waitFor: record.waitFor, close: () => socket.close(), socket };
+}
+
+/** The chunks of the `chunk-seal` events a client received, in arrival order. */
+export function sealsOf(events: ReceivedEvent[]): Chunk[] {
+  return events
+    .filter((event) => event.event === 'chunk-seal')
+    .map((event) => (event.data as { chunk: Chunk }).chunk);
 }

@@ -80,3 +80,9 @@ export async function realBackend(): Promise<BackendFactory | null> {
     },
   };
 }
+
+/** What suites run on: the embedded backend, and the real one when its servers are reachable. */
+export async function everyBackend(): Promise<BackendFactory[]> {
+  const real = await realBackend();
+  return real ? [embeddedBackend, real] : [embeddedBackend];
+}
