@@ -21,11 +21,27 @@ describe('isDatabaseUnreachable', () => {
     ).toBe(true);
   });
 
+  it('knows the timeouts and closed clients of node-postgres and PGlite', () => {
+    for (const message of [
+      'Connection terminated due to connection timeout',
+      'timeout exceeded when trying to connect',
+      'Client has encountered a connection error and is not queryable',
+      'PGlite is closed',
+    ]) {
+      expect(isDatabaseUnreachable(new Error(message)), message).toBe(true);
+    }
+  });
+
   it('leaves answers and bugs alone', () => {
     expect(isDatabaseUnreachable(new NotFoundError('tab not found'))).toBe(false);
     expect(isDatabaseUnreachable(new ConflictError('expected seq 3'))).toBe(false);
     expect(isDatabaseUnreachable(withCode('syntax error', '42601'))).toBe(false);
     expect(isDatabaseUnreachable(new TypeError('undefined is not a function'))).toBe(false);
     expect(isDatabaseUnreachable('ECONNREFUSED')).toBe(false);
+    // A statement that ran too long is not an outage; nor is a message that merely says "refused".
+    expect(
+      isDatabaseUnreachable(withCode('canceling statement due to statement timeout', '57014')),
+    ).toBe(false);
+    expect(isDatabaseUnreachable(new Error('connection to 10.0.0.7 refused'))).toBe(false);
   });
 });

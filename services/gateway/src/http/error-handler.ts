@@ -1,9 +1,8 @@
-import { ChunklogError, type ChunklogErrorCode } from '@chunklog/chunk-core';
+import { ChunklogError, type ChunklogErrorCode, isDatabaseUnreachable } from '@chunklog/chunk-core';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorResponse } from './api-schemas';
-import { isDatabaseUnreachable } from './database-unreachable';
 
 /** What a 503 asks clients to wait before retrying (`Retry-After`, seconds). */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
