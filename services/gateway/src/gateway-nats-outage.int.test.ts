@@ -6,12 +6,8 @@
 import { type BusLogger, createNatsBus } from '@chunklog/bus';
 import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
 import { createPgliteStore } from '@chunklog/store';
+import { NATS_SERVER_BINARY, natsServerAvailable, PrivateNatsServer } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  NATS_SERVER_BINARY,
-  natsServerAvailable,
-  PrivateNatsServer,
-} from '../../../test/private-nats-server';
 import { expectedError } from './testing/expected-error';
 import { type GatewayHarness, type JsonResponse, startGateway } from './testing/gateway-harness';
 import type { Backend } from './testing/test-backends';
