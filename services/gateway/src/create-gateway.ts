@@ -4,12 +4,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyLoggerOptions,
-  type FastifyReply,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply, LogController } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -45,10 +40,9 @@ export interface GatewayOptions {
   bus: Bus;
   /**
    * Where the gateway logs (pino), as a child with `component: 'http'`; HTTP lines carry
-   * the request's `requestId`. Absent: nothing is logged. Fastify's logger options (`{ level }`)
-   * are accepted too, for callers that do not pass a logger yet.
+   * the request's `requestId`. Absent: nothing is logged.
    */
-  logger?: Logger | FastifyLoggerOptions;
+  logger?: Logger;
   /** Epoch ms; defaults to Date.now. */
   clock?: () => number;
   /** `off` acts as one local tenant and serves loopback clients only. */
@@ -80,7 +74,10 @@ declare module 'fastify' {
 export async function createGateway(options: GatewayOptions) {
   const limits: GatewayLimits = { ...defaultGatewayLimits, ...options.limits };
   const app = Fastify({
-    ...fastifyLogging(options.logger),
+    // Typed as Fastify's base logger, so the instance's type is the same with or without one.
+    ...(options.logger
+      ? { loggerInstance: options.logger.child({ component: 'http' }) as FastifyBaseLogger }
+      : { logger: false }),
     // The caller's x-request-id when valid, else a new one; on every log line of the request.
     genReqId: requestIdOf,
     requestIdHeader: false,
@@ -245,15 +242,4 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(streamRoutes, { context });
   await app.register(webAppPlugin);
   return app;
-}
-
-/** The gateway's Fastify logging: a child of the given logger, Fastify's own from options, or none. */
-function fastifyLogging(
-  logger: GatewayOptions['logger'],
-): { loggerInstance: FastifyBaseLogger } | { logger: FastifyLoggerOptions | false } {
-  if (logger === undefined) return { logger: false };
-  if ('child' in logger && typeof logger.child === 'function') {
-    return { loggerInstance: logger.child({ component: 'http' }) };
-  }
-  return { logger };
 }
