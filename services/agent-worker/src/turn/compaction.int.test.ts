@@ -48,9 +48,15 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   });
 
   /** Sends `turns` messages one turn at a time; returns the tab's log. */
-  async function drive(tabId: string, marker: string, turns: number, from = 0): Promise<Chunk[]> {
+  async function drive(
+    tabId: string,
+    marker: string,
+    turns: number,
+    from = 0,
+    extra = '',
+  ): Promise<Chunk[]> {
     for (let turn = from; turn < from + turns; turn += 1) {
-      await harness!.send(tabId, message(marker, turn));
+      await harness!.send(tabId, message(marker, turn, extra));
       await harness!.turnsDone(tabId, turn + 1, 30_000);
     }
     return harness!.store.readAll(tabId);
@@ -120,7 +126,10 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     const tab = await harness.newTab(config);
     const marker = `too-long-${randomUUID()}`;
     const before = await counterValue(metrics, { cause: 'too_long', outcome: 'compacted' });
-    const log = await drive(tab.id, marker, 20);
+    // Long questions, three-word answers: a prompt grows by some 300 tokens a turn, so it jumps
+    // past the window (refused) rather than landing in the few tokens where a reply would be cut.
+    const question = `${'Tell me everything about the sky over the harbour today. '.repeat(20)} [[sim: words 3]]`;
+    const log = await drive(tab.id, marker, 20, 0, question);
 
     expect(turnReasons(harness, tab.id)).toEqual(Array(20).fill('completed'));
     assertGapFree(log);
