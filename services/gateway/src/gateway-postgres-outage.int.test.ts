@@ -1,9 +1,13 @@
 /**
  * The gateway on a Postgres cluster of this file's own, stopped (immediate: a crash) while the
  * gateway runs: every route answers 503 `unavailable` with Retry-After, nothing is stored or
- * queued by a refused request, and everything is served again once the cluster is back.
+ * queued by a refused request, and everything is served again once the cluster is back. With a
+ * real worker: a cancel refused during the outage leaves the turn running and a cancel after it
+ * stops the turn; an SSE client watching through an outage mid-turn sees every seq once.
  */
-import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
+import { builtinTools } from '@chunklog/agent-worker';
+import { holdTool } from '@chunklog/agent-worker/testing';
+import { type Chunk, INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
 import {
   type PrivatePostgres,
   privatePostgresAvailable,
@@ -14,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRouteCalls } from './testing/api-routes';
 import { expectedError } from './testing/expected-error';
 import { type GatewayHarness, startGateway } from './testing/gateway-harness';
-import { openWebSocket } from './testing/stream-clients';
+import { startSimulatedWorker } from './testing/simulated-worker';
+import { openEventSource, openWebSocket, type ReceivedEvent } from './testing/stream-clients';
 import { postgresBackend } from './testing/test-backends';
 
 const available = privatePostgresAvailable();
@@ -102,5 +107,111 @@ describe.skipIf(!available)('the gateway while Postgres is unreachable', () => {
     const chunks = await gateway.request('GET', `/v1/tabs/${tabId}/chunks`);
     expect(chunks).toMatchObject({ status: 200, body: { total: 0 } });
     expect((await gateway.request('GET', '/readyz', { key: null })).status).toBe(200);
+  });
+
+  const seqsSealed = (events: ReceivedEvent[]) =>
+    events
+      .filter((event) => event.event === 'chunk-seal')
+      .map((event) => (event.data as { chunk: Chunk }).chunk.seq);
+
+  async function storedChunks(tabId: string): Promise<Chunk[]> {
+    const page = await gateway.request('GET', `/v1/tabs/${tabId}/chunks?limit=500`);
+    return (page.body as { chunks: Chunk[] }).chunks;
+  }
+
+  /** A new tab with an EventSource client watching it and `text` sent to it (accepted). */
+  async function watchedTurn(text: string) {
+    const tabId = await gateway.createTab();
+    const sse = openEventSource(`${gateway.baseUrl}/v1/tabs/${tabId}/events`, {
+      authorization: `Bearer ${gateway.tenantA.key}`,
+    });
+    await sse.opened;
+    const posted = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, { body: { text } });
+    expect(posted.status).toBe(202);
+    return { tabId, sse };
+  }
+
+  /** Retries `call` while the gateway still answers 503 after the cluster came back. */
+  async function onceServing(call: () => ReturnType<GatewayHarness['request']>) {
+    const deadline = Date.now() + 20_000;
+    let response = await call();
+    while (response.status === 503 && Date.now() < deadline) {
+      await sleep(100);
+      response = await call();
+    }
+    return response;
+  }
+
+  it('refuses a cancel with 503 during an outage and records nothing; a cancel after it stops the turn', async () => {
+    const hold = holdTool();
+    const running = await startSimulatedWorker(gateway, {
+      tools: [...builtinTools(), hold.tool],
+      leaseMs: 2_000,
+    });
+    try {
+      const { tabId, sse } = await watchedTurn('wait [[sim: tool hold {}]]');
+      await hold.running;
+      const generation = await gateway.backend.store.cancelGeneration(tabId);
+
+      await postgres.stop();
+      const refused = await gateway.request('POST', `/v1/tabs/${tabId}/cancel`);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toEqual(expectedError('unavailable'));
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      await sleep(3_000);
+      await postgres.start();
+
+      // Nothing of the refused cancel happened: no generation recorded, the turn still runs.
+      const tab = await onceServing(() => gateway.request('GET', `/v1/tabs/${tabId}`));
+      expect(tab.body).toMatchObject({ tab: { status: 'running' } });
+      expect(await gateway.backend.store.cancelGeneration(tabId)).toBe(generation);
+      expect(sse.events.some((event) => event.event === 'turn-done')).toBe(false);
+
+      const cancelled = await onceServing(() =>
+        gateway.request('POST', `/v1/tabs/${tabId}/cancel`),
+      );
+      expect(cancelled.status).toBe(202);
+      hold.release();
+      const done = await sse.waitFor((event) => event.event === 'turn-done', 20_000);
+      expect(done.data).toMatchObject({ reason: 'cancelled' });
+      await sleep(300);
+      expect(sse.events.filter((event) => event.event === 'turn-done')).toHaveLength(1);
+      const stored = await storedChunks(tabId);
+      expect(seqsSealed(sse.events)).toEqual(stored.map((chunk) => chunk.seq));
+      sse.close();
+    } finally {
+      hold.release();
+      await running.close();
+    }
+  });
+
+  it('an SSE client watching through an outage mid-turn sees every seq once and the turn end', async () => {
+    const running = await startSimulatedWorker(gateway, { leaseMs: 2_000 });
+    try {
+      const { tabId, sse } = await watchedTurn('tell me [[sim: words 150]] [[sim: rate 60]]');
+      await sse.waitFor(
+        () => sse.events.filter((event) => event.event === 'chunk-delta').length > 5,
+        10_000,
+      );
+      await postgres.stop();
+      await sleep(4_000);
+      await postgres.start();
+
+      const done = await sse.waitFor((event) => event.event === 'turn-done', 60_000);
+      expect(['completed', 'error']).toContain((done.data as { reason: string }).reason);
+      await sleep(300);
+      expect(sse.events.filter((event) => event.event === 'turn-done')).toHaveLength(1);
+      const stored = await storedChunks(tabId);
+      expect(stored.map((chunk) => chunk.seq)).toEqual(stored.map((_, index) => index + 1));
+      // Every seq exactly once, in order, and each as stored.
+      expect(seqsSealed(sse.events)).toEqual(stored.map((chunk) => chunk.seq));
+      const sealed = sse.events
+        .filter((event) => event.event === 'chunk-seal')
+        .map((event) => (event.data as { chunk: Chunk }).chunk);
+      expect(sealed).toEqual(stored);
+      sse.close();
+    } finally {
+      await running.close();
+    }
   });
 });

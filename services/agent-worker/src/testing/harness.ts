@@ -46,9 +46,15 @@ export interface Harness {
   newTab(config?: TabConfig): Promise<Tab>;
   /**
    * What the gateway does on POST /messages: a durable intake item with msgId = chunkId, stamped
-   * with the tab's cancel generation.
+   * with the tab's cancel generation (read from the store unless given, as a gateway that read it
+   * before the store went down).
    */
-  send(tabId: string, text: string, mode?: MessageCommand['mode']): Promise<string>;
+  send(
+    tabId: string,
+    text: string,
+    mode?: MessageCommand['mode'],
+    cancelGeneration?: number,
+  ): Promise<string>;
   /** What the gateway does on POST /cancel: records the cancel, then publishes it (the fast path). */
   cancel(tabId: string): Promise<number>;
   startWorker(overrides?: Partial<WorkerDependencies>): Promise<Worker>;
@@ -116,7 +122,7 @@ export async function createHarness(
     tenantId,
     events,
     newTab: (config) => store.createTab({ tenantId, title: 'test', ...(config ? { config } : {}) }),
-    async send(tabId, text, mode = 'interrupt') {
+    async send(tabId, text, mode = 'interrupt', cancelGeneration) {
       const chunkId = randomUUID();
       const command: MessageCommand = {
         tabId,
@@ -124,7 +130,7 @@ export async function createHarness(
         text,
         mode,
         acceptedAt: Date.now(),
-        cancelGeneration: await store.cancelGeneration(tabId),
+        cancelGeneration: cancelGeneration ?? (await store.cancelGeneration(tabId)),
       };
       await theBus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
       return chunkId;

@@ -4,9 +4,13 @@ import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { pino } from 'pino';
 import type { GatewayHarness } from './gateway-harness';
 
-/** A real worker on the gateway's store and bus, with the simulator as its model. */
+/**
+ * A real worker on the gateway's store and bus, with the simulator as its model; `overrides`
+ * replace its dependencies (tools, lease length).
+ */
 export async function startSimulatedWorker(
   gateway: GatewayHarness,
+  overrides: Partial<Parameters<typeof createWorker>[0]> = {},
 ): Promise<{ worker: Worker; simulator: Simulator; close(): Promise<void> }> {
   const simulator = await createSimulator({ logger: () => {} });
   const worker = createWorker({
@@ -18,6 +22,7 @@ export async function startSimulatedWorker(
     maxSteps: 5,
     model: 'claude-sonnet-4-6',
     logger: pino({ level: 'silent' }),
+    ...overrides,
   });
   await worker.start();
   return {
