@@ -152,6 +152,43 @@ describe('the chat', () => {
     expect(html).toMatch(/<pre><code>const a = 1;\n\nconst b = 2;\n<\/code><\/pre>/);
   });
 
+  it('streams a long paragraph as plain text and renders its Markdown once it seals', async () => {
+    const tabId = await createTabInPage(page, 'long paragraph');
+    const words = Array.from({ length: 500 }, (_, index) => `word${index}`).join(' ');
+    const answer = `${words} and then **bold** at the end.`;
+    await sendInPage(page, `[[sim: text ${JSON.stringify(answer)}]] [[sim: rate 150]]`);
+    await page.waitForSelector('[data-testid=open-text]');
+    const samples: string[] = [];
+    let plain = false;
+    for (;;) {
+      const sample = await page
+        .locator('[data-testid=open-text]')
+        .evaluate(
+          (element) => ({
+            text: element.textContent ?? '',
+            plain: element.querySelector('p.plain') !== null,
+          }),
+          null,
+          { timeout: 1000 },
+        )
+        .catch(() => null);
+      if (sample === null) break;
+      samples.push(sample.text);
+      plain ||= sample.plain;
+      await sleep(50);
+    }
+    // Past a few thousand characters the paragraph being typed was no longer parsed each frame,
+    // and what showed was still the text so far; sealed, it is Markdown like any other.
+    expect(plain).toBe(true);
+    expectStreamedPrefixes(samples, answer);
+    await api.idle(tabId, 2);
+    expect((await api.textChunks(tabId))[1]!.text).toBe(answer);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
+    const sealed = page.locator('[data-testid=text]').nth(1);
+    expect(await sealed.innerHTML()).toContain('<strong>bold</strong>');
+    expect(squash((await sealed.textContent()) ?? '')).toBe(squash(answer.replace(/\*\*/g, '')));
+  });
+
   it('loses and doubles nothing when the page reloads in the middle of an answer', async () => {
     const tabId = await createTabInPage(page, 'reload');
     await sendInPage(page, '[[sim: words 250]] [[sim: rate 60]]');

@@ -53,29 +53,114 @@ export function renderMarkdown(text: string, options: { sealed: boolean }): stri
   return html;
 }
 
-/** The last few heads of open blocks, by text: each changes only when a paragraph ends. */
-const heads = new Map<string, string>();
+/**
+ * A tail longer than this is shown as plain text until the block seals: re-parsing it on every
+ * frame would make each token cost as much as the whole paragraph typed so far.
+ */
+const TAIL_MARKDOWN_LIMIT = 2000;
+/** Plain text is handed out in pieces this long, so a new token changes the last piece alone. */
+const PIECE = 1024;
 
 /**
- * A block still streaming, as the HTML of its finished paragraphs and of the paragraph being
- * typed: the first changes only when a paragraph ends, so each token parses, sanitizes and lays
- * out the last paragraph alone. (Split at the last blank line outside a code fence; the sealed
- * block is rendered whole.)
+ * What a block still streaming shows: the HTML of its finished paragraphs, each rendered once as
+ * it ends, and the paragraph being typed, as Markdown while it is short and as plain text pieces
+ * once it is long. Each frame costs the new text and the last paragraph at most, however long
+ * the block already is. (A paragraph ends at a blank line outside a code fence; the sealed block
+ * is rendered whole, so the screen ends up equal to the stored text.)
  */
-export function renderStreaming(text: string): { head: string; tail: string } {
-  let cut = 0;
-  let fences = 0;
-  const pattern = /```|\n\s*\n/g;
-  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    if (match[0] === '```') fences += 1;
-    else if (fences % 2 === 0) cut = match.index + match[0].length;
+export type StreamingParts = {
+  /** HTML of the finished paragraphs, in groups; a group never changes once handed out. */
+  head: readonly string[];
+  /** HTML of the paragraph being typed, or null when it is shown as `plain`. */
+  tail: string | null;
+  /** The paragraph being typed as plain text, in pieces of which only the last one grows. */
+  plain: readonly string[];
+};
+
+/** What was read of an open block so far, so the next frame reads only the text added since. */
+type Progress = {
+  /** Characters read; `check` is the text just before that point, to notice a different text. */
+  read: number;
+  check: string;
+  /** Code fences seen (odd: inside one), backticks in the current run, newlines in the current whitespace run. */
+  fences: number;
+  backticks: number;
+  newlines: number;
+  /** End of the last finished paragraph, and the HTML of the text before it. */
+  cut: number;
+  head: string[];
+};
+
+const progress = new Map<string, Progress>();
+const OPEN_BLOCKS = 8;
+
+function progressOf(id: string, text: string): Progress {
+  const known = progress.get(id);
+  if (
+    known !== undefined &&
+    text.length >= known.read &&
+    text.startsWith(known.check, known.read - known.check.length)
+  ) {
+    return known;
   }
-  const headText = text.slice(0, cut);
-  let head = heads.get(headText);
-  if (head === undefined) {
-    head = headText === '' ? '' : renderMarkdown(headText, { sealed: false });
-    if (heads.size >= 4) heads.delete(heads.keys().next().value as string);
-    heads.set(headText, head);
+  if (known === undefined && progress.size >= OPEN_BLOCKS) {
+    progress.delete(progress.keys().next().value as string);
   }
-  return { head, tail: renderMarkdown(text.slice(cut), { sealed: false }) };
+  const fresh: Progress = {
+    read: 0,
+    check: '',
+    fences: 0,
+    backticks: 0,
+    newlines: 0,
+    cut: 0,
+    head: [],
+  };
+  progress.set(id, fresh);
+  return fresh;
+}
+
+/** Reads the text added since the last frame: fences (```) and blank lines outside them. */
+function readOn(state: Progress, text: string): number {
+  let cut = state.cut;
+  for (let index = state.read; index < text.length; index += 1) {
+    const char = text[index]!;
+    if (char === '`') {
+      state.newlines = 0;
+      state.backticks += 1;
+      if (state.backticks === 3) {
+        state.fences += 1;
+        state.backticks = 0;
+      }
+      continue;
+    }
+    state.backticks = 0;
+    if (char === '\n') {
+      state.newlines += 1;
+      if (state.newlines >= 2 && state.fences % 2 === 0) cut = index + 1;
+    } else if (!/\s/.test(char)) {
+      state.newlines = 0;
+    }
+  }
+  state.read = text.length;
+  state.check = text.slice(Math.max(0, text.length - 64));
+  return cut;
+}
+
+/** The open block `id` with its text so far, as its parts (see `StreamingParts`). */
+export function renderStreaming(id: string, text: string): StreamingParts {
+  const state = progressOf(id, text);
+  const cut = readOn(state, text);
+  if (cut > state.cut) {
+    state.head = [...state.head, renderMarkdown(text.slice(state.cut, cut), { sealed: false })];
+    state.cut = cut;
+  }
+  const tail = text.slice(state.cut);
+  if (tail.length <= TAIL_MARKDOWN_LIMIT) {
+    return { head: state.head, tail: renderMarkdown(tail, { sealed: false }), plain: [] };
+  }
+  const plain: string[] = [];
+  for (let start = 0; start < tail.length; start += PIECE) {
+    plain.push(tail.slice(start, start + PIECE));
+  }
+  return { head: state.head, tail: null, plain };
 }
