@@ -30,9 +30,15 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
-/** Sealed texts render again whenever the window changes (a delta, a page): their HTML is kept. */
+/**
+ * Sealed texts render again whenever the window changes (a delta, a page): their HTML is kept,
+ * for as many texts as the list shows and a margin, within a budget of characters, so the cache
+ * neither outgrows the window nor keeps the texts of chunks the window has let go.
+ */
 const cache = new Map<string, string>();
-const CACHE_SIZE = 1000;
+const CACHE_SIZE = 200;
+const CACHE_CHARS = 2_000_000;
+let cachedChars = 0;
 
 /**
  * Chunk text is untrusted (a model, a tool, another user wrote it): Markdown becomes HTML, and
@@ -41,14 +47,24 @@ const CACHE_SIZE = 1000;
  */
 export function renderMarkdown(text: string, options: { sealed: boolean }): string {
   const cached = cache.get(text);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) {
+    // The least recently shown goes first.
+    cache.delete(text);
+    cache.set(text, cached);
+    return cached;
+  }
   const html = DOMPurify.sanitize(marked.parse(text) as string, {
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'img'],
     FORBID_ATTR: ['style'],
   });
   if (options.sealed) {
-    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     cache.set(text, html);
+    cachedChars += text.length + html.length;
+    while (cache.size > CACHE_SIZE || (cachedChars > CACHE_CHARS && cache.size > 1)) {
+      const [oldText, oldHtml] = cache.entries().next().value as [string, string];
+      cache.delete(oldText);
+      cachedChars -= oldText.length + oldHtml.length;
+    }
   }
   return html;
 }
