@@ -1,7 +1,8 @@
 /**
  * The chat in Chromium (`npm run bench web`): the JS heap and DOM of scrolling a deep tab to its
  * first chunk and back, with the window's limits and without them in the same run; long tasks
- * while an answer streams; and how long a deep tab takes to show its last page against a
+ * while an answer streams; the heap of the app showing a shallow tab, above which the heaps are
+ * compared too; and how long a deep tab takes to show its last page against a
  * shallow one. The product runs as `npm start` does, on tabs seeded through the store API.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -72,6 +73,18 @@ async function scrollThrough(
   return { heapMb: heap, peakNodes };
 }
 
+/**
+ * The heap of the app showing a shallow tab: its code, styles and DOM, what every figure above
+ * holds whatever the window does, so the windows can also be compared above it.
+ */
+async function baselineHeapMb(browser: Browser, url: string, lastSeq: number): Promise<number> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await openTab(page, url, lastSeq);
+  const heap = await heapMb(page);
+  await page.close();
+  return heap;
+}
+
 /** Main-thread tasks over 50 ms while an answer streams at 200 tokens/s. */
 async function longTasksWhileStreaming(browser: Browser, url: string): Promise<number> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
@@ -123,6 +136,10 @@ export default async function webBench(): Promise<Record<string, number>> {
       LONG_TURN,
     );
 
+    const baseline = await baselineHeapMb(browser, tabUrl(shallow!), SHALLOW);
+    const aboveBaseline = (bounded: number, unbounded: number) =>
+      (bounded - baseline) / (unbounded - baseline);
+
     const paint = async (tabId: string, lastSeq: number) => {
       const times: number[] = [];
       for (let run = 0; run < 5; run += 1) {
@@ -140,11 +157,17 @@ export default async function webBench(): Promise<Record<string, number>> {
       'web.heap_mb.deep_scroll': deepScroll.heapMb,
       'web.heap_mb.unbounded': deepUnbounded.heapMb,
       'web.heap_ratio.deep_scroll': deepScroll.heapMb / deepUnbounded.heapMb,
+      'web.heap_ratio.deep_scroll_above_baseline': aboveBaseline(
+        deepScroll.heapMb,
+        deepUnbounded.heapMb,
+      ),
       'web.dom_nodes.deep_scroll': deepScroll.peakNodes,
       'web.dom_nodes.unbounded': deepUnbounded.peakNodes,
       'web.heap_mb.long_turn': turn.heapMb,
       'web.heap_mb.long_turn_unbounded': turnUnbounded.heapMb,
       'web.heap_ratio.long_turn': turn.heapMb / turnUnbounded.heapMb,
+      'web.heap_mb.app_baseline': baseline,
+      'web.heap_ratio.long_turn_above_baseline': aboveBaseline(turn.heapMb, turnUnbounded.heapMb),
       'web.stream.long_tasks': longTasks,
       'web.first_paint_ms.deep_tab': deepPaint,
       'web.first_paint_ms.shallow_tab': shallowPaint,
