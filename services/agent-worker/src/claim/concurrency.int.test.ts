@@ -1,19 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
 import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { assertGapFree, useHarness } from '../testing/harness';
 
-let harness: Harness | null;
-beforeAll(async () => {
-  harness = await createHarness('nats');
-});
-afterAll(async () => {
-  await harness?.close();
-});
+const getHarness = useHarness();
 
 describe('two workers, many tabs, many messages', () => {
   it('never runs two turns at once on a tab and processes every message exactly once', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     // Each worker on its own NATS connection, as two processes would be.
     const secondBus = await createNatsBus({
@@ -23,7 +18,7 @@ describe('two workers, many tabs, many messages', () => {
     const first = await harness.startWorker({ workerId: 'worker-one' });
     const second = await harness.startWorker({ workerId: 'worker-two', bus: secondBus });
     try {
-      const tabs = await Promise.all(Array.from({ length: 5 }, () => harness!.newTab()));
+      const tabs = await Promise.all(Array.from({ length: 5 }, () => harness.newTab()));
       const sent = new Map<string, string[]>();
       const sends: Promise<void>[] = [];
       for (let round = 0; round < 5; round++) {
@@ -44,7 +39,7 @@ describe('two workers, many tabs, many messages', () => {
         }
       }
       await Promise.all(sends);
-      await Promise.all(tabs.map((tab) => harness!.turnsDone(tab.id, 5, 40_000)));
+      await Promise.all(tabs.map((tab) => harness.turnsDone(tab.id, 5, 40_000)));
       await new Promise((resolve) => setTimeout(resolve, 500));
 
       const served = new Set<string>();

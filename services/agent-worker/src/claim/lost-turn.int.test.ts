@@ -5,42 +5,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sleep } from '@chunklog/test-infra';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { assertGapFree, openingChunk, useHarness } from '../testing/harness';
 
-let harness: Harness | null;
-
-beforeAll(async () => {
-  harness = await createHarness('nats');
-});
-afterAll(async () => {
-  await harness?.close();
-});
+const getHarness = useHarness();
 
 describe('a turn this worker lost', () => {
   it('is continued from the log under its own turn id, with a notice, and ends with turn-done', async (context) => {
-    const h = harness;
+    const h = getHarness();
     if (!h) return context.skip();
     const tab = await h.newTab();
     const workerId = `worker-${randomUUID().slice(0, 8)}`;
     const turnId = randomUUID();
     // What the worker left behind: its lease on a running turn whose opening message is stored.
     await h.store.acquireLease(tab.id, { owner: workerId, turnId, leaseMs: 200 });
-    await h.store.append(
-      tab.id,
-      [
-        {
-          id: randomUUID(),
-          tabId: tab.id,
-          turnId,
-          step: 0,
-          role: 'user',
-          type: 'text',
-          data: { text: 'still there? [[sim: words 5]]' },
-        },
-      ],
-      { expectedSeq: 1 },
-    );
+    await h.store.append(tab.id, [openingChunk(tab.id, turnId, 'still there? [[sim: words 5]]')], {
+      expectedSeq: 1,
+    });
     await sleep(300);
 
     await h.startWorker({ workerId });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Chunk } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { assertGapFree, createHarness, type Harness, openingChunk } from '../testing/harness';
 import { holdTool } from '../testing/hold-tool';
 import { builtinTools } from '../tools/builtin-tools';
 import type { Worker } from '../worker';
@@ -201,15 +201,7 @@ describe('durable cancel', () => {
     await harness.store.acquireLease(tab.id, { owner, turnId, leaseMs: 60_000 });
     await harness.store.setTurnCancelGeneration(tab.id, { owner, cancelGeneration: 0 });
     await harness.store.append(tab.id, [
-      {
-        id: randomUUID(),
-        tabId: tab.id,
-        turnId,
-        step: 0,
-        role: 'user',
-        type: 'text',
-        data: { text: 'orphaned-by-a-crash [[sim: words 30]]' },
-      },
+      openingChunk(tab.id, turnId, 'orphaned-by-a-crash [[sim: words 30]]'),
     ]);
     // Nobody listens on NATS now; the taker finds the cancel in Postgres.
     await harness.cancel(tab.id);

@@ -5,24 +5,17 @@ import {
   OpenBlockSnapshotSchema,
   snapshotSubject,
 } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { assertGapFree, useHarnessWithWorker } from '../testing/harness';
 
-let harness: Harness | null;
-beforeAll(async () => {
-  harness = await createHarness('nats');
-  await harness?.startWorker();
-});
-afterAll(async () => {
-  await harness?.close();
-});
+const getHarness = useHarnessWithWorker();
 
 /** Resolves with the first event of the tab that matches. */
 function eventSeen(tabId: string, match: (event: LiveEvent) => boolean, timeoutMs = 10_000) {
   return new Promise<LiveEvent>((resolve, reject) => {
     const started = Date.now();
     const poll = () => {
-      const found = harness!.events.get(tabId)?.find(match);
+      const found = getHarness()!.events.get(tabId)?.find(match);
       if (found) resolve(found);
       else if (Date.now() - started > timeoutMs) reject(new Error('event not seen'));
       else setTimeout(poll, 10);
@@ -34,10 +27,11 @@ function eventSeen(tabId: string, match: (event: LiveEvent) => boolean, timeoutM
 const sealOf = (type: Chunk['type']) => (event: LiveEvent) =>
   event.event === 'chunk-seal' && event.data.chunk.type === type;
 
-const requestsMentioning = (text: string) => harness!.requestsMentioning(text);
+const requestsMentioning = (text: string) => getHarness()!.requestsMentioning(text);
 
 describe('double texting', () => {
   it('lands an interrupt after the running step’s tool results, and the next step sees it', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'first-interrupt-case [[sim: tool sleep {"milliseconds":600}]]');
@@ -73,6 +67,7 @@ describe('double texting', () => {
   });
 
   it('runs an enqueued message as a second turn after the first', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'first turn [[sim: tool sleep {"milliseconds":400}]]');
@@ -101,6 +96,7 @@ describe('double texting', () => {
   });
 
   it('refuses a reject-mode message while a turn runs, leaving a system notice', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'busy [[sim: tool sleep {"milliseconds":400}]]');
@@ -124,6 +120,7 @@ describe('double texting', () => {
 
 describe('cancel and the open-block snapshot', () => {
   it('serves the open block, then cancel seals its text as interrupted and ends the turn', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'long answer [[sim: words 400]] [[sim: rate 400]]');
@@ -159,6 +156,7 @@ describe('cancel and the open-block snapshot', () => {
   });
 
   it('answers a running tool call with an error on cancel, and the next turn still builds a valid request', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'slow tool [[sim: tool sleep {"milliseconds":20000}]]');

@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { assertGapFree, useHarnessWithWorker } from '../testing/harness';
 
-let harness: Harness | null;
-
-beforeAll(async () => {
-  harness = await createHarness('nats');
-  await harness?.startWorker();
-});
-afterAll(async () => {
-  await harness?.close();
-});
+const getHarness = useHarnessWithWorker();
 
 describe('a message the store refuses', () => {
   it('ends as an error in its tab, under a turn of its own, and the tab goes on', async (context) => {
-    const h = harness;
+    const h = getHarness();
     if (!h) return context.skip();
     const tab = await h.newTab();
     // The gateway never sends this (a NUL character), but a message the store refuses must not

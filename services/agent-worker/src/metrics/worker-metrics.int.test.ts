@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LiveEvent } from '@chunklog/chunk-core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { assertGapFree, createHarness, type Harness, openingChunk } from '../testing/harness';
 import { parseExposition } from '../testing/parse-exposition';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics';
 
@@ -123,15 +123,7 @@ describe('worker metrics', () => {
     await harness.store.append(
       tab.id,
       [
-        {
-          id: randomUUID(),
-          tabId: tab.id,
-          turnId,
-          step: 0,
-          role: 'user',
-          type: 'text',
-          data: { text: 'orphaned [[sim: text "back"]]' },
-        },
+        openingChunk(tab.id, turnId, 'orphaned [[sim: text "back"]]'),
         {
           id: randomUUID(),
           tabId: tab.id,

@@ -17,8 +17,10 @@ import {
   type LiveEvent,
   LiveEventSchema,
   type MessageCommand,
+  type NewChunk,
   type Tab,
   type TabConfig,
+  userTextChunk,
 } from '@chunklog/chunk-core';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
 import {
@@ -29,6 +31,7 @@ import {
   testSubjectPrefix,
 } from '@chunklog/test-infra';
 import { pino } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { createWorker, type Worker, type WorkerDependencies } from '../worker';
 
 export interface Harness {
@@ -189,6 +192,34 @@ export async function createHarness(
       await database.drop();
     },
   };
+}
+
+/**
+ * One harness for the calling suite: created before its tests (then `prepare`d, say with a
+ * worker started), closed after them. The getter returns null when the servers are unreachable.
+ */
+export function useHarness(
+  bus: 'nats' | 'memory' = 'nats',
+  prepare?: (harness: Harness) => Promise<unknown>,
+): () => Harness | null {
+  let harness: Harness | null = null;
+  beforeAll(async () => {
+    harness = await createHarness(bus);
+    if (harness) await prepare?.(harness);
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+  return () => harness;
+}
+
+/** A harness with one worker started on it, for the calling suite. */
+export const useHarnessWithWorker = (bus: 'nats' | 'memory' = 'nats') =>
+  useHarness(bus, (harness) => harness.startWorker());
+
+/** The user chunk that opens turn `turnId`, as a worker that took the turn stores it. */
+export function openingChunk(tabId: string, turnId: string, text: string): NewChunk {
+  return { ...userTextChunk({ id: randomUUID(), turnId, step: 0 }, text), tabId };
 }
 
 /** The log's seqs are 1..n with no gap, and no chunk id appears twice. */

@@ -1,22 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { validateRequest } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildStepRequest } from '../request/step-request';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { assertGapFree, useHarnessWithWorker } from '../testing/harness';
 
-let harness: Harness | null;
-beforeAll(async () => {
-  harness = await createHarness('nats');
-  await harness?.startWorker();
-});
-afterAll(async () => {
-  await harness?.close();
-});
+const getHarness = useHarnessWithWorker();
 
-const requestsMentioning = (text: string) => harness!.requestsMentioning(text);
+const requestsMentioning = (text: string) => getHarness()!.requestsMentioning(text);
 
 describe('model errors', () => {
   it('retries a 529 and completes the turn', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(
@@ -34,6 +28,7 @@ describe('model errors', () => {
   });
 
   it('waits at least retry-after before retrying a 429', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'rate-limited [[sim: error 429 retry-after=1 times=1]]');
@@ -44,6 +39,7 @@ describe('model errors', () => {
   });
 
   it('turns a persistent 500 into an error chunk and turn-done error, leaving a usable log', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'always-failing [[sim: error 500]]');
@@ -73,6 +69,7 @@ describe('model errors', () => {
   });
 
   it('handles an error event mid-stream: keeps the partial text, retries, and the log still builds a valid request', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(

@@ -1,6 +1,6 @@
 import type { Chunk, LiveEvent, Usage } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { assertGapFree, useHarnessWithWorker } from '../testing/harness';
 
 /** A system prompt long enough to be cacheable (the simulator's minimum is 1024 tokens). */
 const longSystem = `You are a careful assistant. ${'Always check arithmetic with the calculator tool. '.repeat(160)}`;
@@ -24,16 +24,10 @@ function sealedChunks(events: readonly LiveEvent[]): Chunk[] {
 
 for (const bus of ['nats', 'memory'] as const) {
   describe(`a multi-step tool turn (Postgres + ${bus === 'nats' ? 'NATS' : 'the in-process bus'})`, () => {
-    let harness: Harness | null;
-    beforeAll(async () => {
-      harness = await createHarness(bus);
-      await harness?.startWorker();
-    });
-    afterAll(async () => {
-      await harness?.close();
-    });
+    const getHarness = useHarnessWithWorker(bus);
 
     it('persists, publishes and sends the same steps, each request extending the previous one byte for byte', async (context) => {
+      const harness = getHarness();
       if (!harness) return context.skip();
       const tab = await harness.newTab({ system: longSystem });
       const chunkId = await harness.send(
@@ -159,6 +153,7 @@ for (const bus of ['nats', 'memory'] as const) {
     });
 
     it('stops at the step cap with every call answered and turn-done max_steps', async (context) => {
+      const harness = getHarness();
       if (!harness) return context.skip();
       const tab = await harness.newTab({ maxSteps: 2 });
       await harness.send(tab.id, 'capped [[sim: tool get_time {}]] [[sim: steps 5]]');
@@ -180,6 +175,7 @@ for (const bus of ['nats', 'memory'] as const) {
     });
 
     it('replays signed thinking byte for byte across steps when thinking is on', async (context) => {
+      const harness = getHarness();
       if (!harness) return context.skip();
       const tab = await harness.newTab({ thinking: { budgetTokens: 1024 }, maxTokens: 4096 });
       await harness.send(tab.id, 'think-then-tool [[sim: tool calculator {"expression":"1+1"}]]');
