@@ -1,19 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator, type Simulator } from './create-simulator';
+import { describe, expect, it } from 'vitest';
+import { useSimulatorClient } from './testing/simulator-client';
 
 const model = 'claude-sonnet-4-6';
-let simulator: Simulator;
-let client: Anthropic;
-
-beforeAll(async () => {
-  simulator = await createSimulator({ logger: () => {} });
-  client = new Anthropic({ baseURL: simulator.url, apiKey: 'test' });
-});
-
-afterAll(async () => {
-  await simulator.close();
-});
+const sim = useSimulatorClient({}, { maxRetries: 2 });
 
 const ask = (content: string) => ({
   model,
@@ -23,13 +13,13 @@ const ask = (content: string) => ({
 
 /** The requests the simulator saw whose user text contains `marker`. */
 function requestsWith(marker: string) {
-  return simulator.requests.filter((request) => JSON.stringify(request.body).includes(marker));
+  return sim.simulator.requests.filter((request) => JSON.stringify(request.body).includes(marker));
 }
 
 describe('injected errors', () => {
   it('lets the SDK retry a 429, honouring retry-after, and then succeeds', async () => {
     const started = performance.now();
-    const message = await client.messages.create(
+    const message = await sim.client.messages.create(
       ask('First [[sim: error 429 retry-after=1 times=1]] [[sim: text "made it"]]'),
     );
     const elapsed = performance.now() - started;
@@ -41,7 +31,7 @@ describe('injected errors', () => {
   });
 
   it('answers 429 with the real error body, retry-after and request-id', async () => {
-    const response = await fetch(`${simulator.url}/v1/messages`, {
+    const response = await fetch(`${sim.simulator.url}/v1/messages`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -60,7 +50,7 @@ describe('injected errors', () => {
   });
 
   it('lets the SDK retry 529 twice with its own backoff, then succeeds on the third attempt', async () => {
-    const message = await client.messages
+    const message = await sim.client.messages
       .stream(ask('Busy [[sim: error 529 times=2]] [[sim: text "finally"]]'))
       .finalMessage();
     expect(message.content[0]).toMatchObject({ type: 'text', text: 'finally' });
@@ -68,7 +58,7 @@ describe('injected errors', () => {
   });
 
   it('surfaces a persistent 500 as the SDK error once retries run out', async () => {
-    const error = await client.messages
+    const error = await sim.client.messages
       .create(ask('Broken [[sim: error 500]]'), { maxRetries: 1 })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.InternalServerError);
@@ -78,7 +68,7 @@ describe('injected errors', () => {
 
   it('sends an error event mid-stream after N deltas, which the SDK throws and does not retry', async () => {
     const deltas: string[] = [];
-    const stream = client.messages.stream(
+    const stream = sim.client.messages.stream(
       ask('Flaky [[sim: words 40]] [[sim: stream-error overloaded_error after=3]]'),
     );
     stream.on('text', (delta) => deltas.push(delta));
@@ -95,7 +85,7 @@ describe('injected errors', () => {
       role: 'user' as const,
       content: 'Time? [[sim: tool clock {}]] [[sim: error 500 step=1]]',
     };
-    const first = await client.messages.create({
+    const first = await sim.client.messages.create({
       model,
       max_tokens: 256,
       tools,
@@ -104,7 +94,7 @@ describe('injected errors', () => {
     expect(first.stop_reason).toBe('tool_use');
     const call = first.content[0];
     if (call?.type !== 'tool_use') throw new Error('expected a tool call');
-    const error = await client.messages
+    const error = await sim.client.messages
       .create(
         {
           model,

@@ -1,4 +1,3 @@
-import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import {
   buildRequest,
@@ -10,25 +9,15 @@ import {
 } from '@chunklog/chunk-core';
 import { arbitraryCompactionPlan, insertCompactions } from '@chunklog/chunk-core/testing';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator, type Simulator } from './create-simulator';
+import { describe, expect, it } from 'vitest';
+import { useSimulatorClient } from './testing/simulator-client';
 
 const model = 'claude-sonnet-4-6';
 
-let simulator: Simulator;
-let client: Anthropic;
-
-beforeAll(async () => {
-  simulator = await createSimulator({ logger: () => {} });
-  client = new Anthropic({ baseURL: simulator.url, apiKey: 'test', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await simulator.close();
-});
+const sim = useSimulatorClient();
 
 function send(request: WireRequest) {
-  return client.beta.messages.create({
+  return sim.client.beta.messages.create({
     ...(request as MessageCreateParamsNonStreaming),
     betas: [COMPACTION_BETA],
   });
@@ -38,7 +27,7 @@ function send(request: WireRequest) {
 function signedBySimulator(log: Chunk[]): Chunk[] {
   return log.map((chunk) =>
     chunk.type === 'thinking' && 'text' in chunk.data && chunk.data.signature
-      ? { ...chunk, data: { ...chunk.data, signature: simulator.signer.sign(chunk.data.text) } }
+      ? { ...chunk, data: { ...chunk.data, signature: sim.simulator.signer.sign(chunk.data.text) } }
       : chunk,
   );
 }

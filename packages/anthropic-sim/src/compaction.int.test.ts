@@ -5,23 +5,13 @@ import type {
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { COMPACTION_BETA, reduceStream } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator, type Simulator } from './create-simulator';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSimulatorClient } from './testing/simulator-client';
 
 const model = 'claude-sonnet-4-6';
 const betas = [COMPACTION_BETA];
 
-let simulator: Simulator;
-let client: Anthropic;
-
-beforeAll(async () => {
-  simulator = await createSimulator({ logger: () => {}, contextWindowTokens: 2_000 });
-  client = new Anthropic({ baseURL: simulator.url, apiKey: 'test', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await simulator.close();
-});
+const sim = useSimulatorClient({ contextWindowTokens: 2_000 });
 
 const user = (text: string): BetaMessageParam => ({ role: 'user', content: text });
 const assistant = (text: string): BetaMessageParam => ({ role: 'assistant', content: text });
@@ -35,7 +25,7 @@ function conversation(turns: number, label = 'talk'): BetaMessageParam[] {
 }
 
 async function compact(messages: BetaMessageParam[], extra: object = {}) {
-  return client.beta.messages.create({
+  return sim.client.beta.messages.create({
     model,
     max_tokens: 1024,
     messages,
@@ -58,7 +48,7 @@ async function refusal(promise: Promise<unknown>): Promise<APIError> {
 describe('the context window', () => {
   it('refuses a prompt longer than the window with the API’s 400', async () => {
     const error = await refusal(
-      client.messages.create({
+      sim.client.messages.create({
         model,
         max_tokens: 100,
         messages: [...conversation(20), user('next')] as Anthropic.MessageParam[],
@@ -71,11 +61,11 @@ describe('the context window', () => {
 
   it('stops a reply where the window is full, with stop reason model_context_window_exceeded', async () => {
     const messages = [...conversation(8), user('Tell me more. [[sim: words 2000]]')];
-    const counted = await client.messages.countTokens({
+    const counted = await sim.client.messages.countTokens({
       model,
       messages: messages as Anthropic.MessageParam[],
     });
-    const message = await client.messages.create({
+    const message = await sim.client.messages.create({
       model,
       max_tokens: 4096,
       messages: messages as Anthropic.MessageParam[],
@@ -86,7 +76,7 @@ describe('the context window', () => {
 
   it('takes another window from a context-window directive', async () => {
     const error = await refusal(
-      client.messages.create({
+      sim.client.messages.create({
         model,
         max_tokens: 100,
         messages: [{ role: 'user', content: `${'x'.repeat(4_000)} [[sim: context-window 500]]` }],
@@ -110,7 +100,7 @@ describe('compaction', () => {
       signature: expect.any(String),
       tool_changes: [],
     });
-    const streamed = await client.beta.messages
+    const streamed = await sim.client.beta.messages
       .stream({ model, max_tokens: 1024, messages, compaction: { type: 'summarize' }, betas })
       .finalMessage();
     expect(streamed.content).toEqual(message.content);
@@ -118,7 +108,7 @@ describe('compaction', () => {
   });
 
   it('streams the block as a null-content start and one compaction_delta, which the stream reducer skips', async () => {
-    const stream = await client.beta.messages.create({
+    const stream = await sim.client.beta.messages.create({
       model,
       max_tokens: 1024,
       messages: [...conversation(2), user('Stream it.')],
@@ -147,7 +137,7 @@ describe('compaction', () => {
     const messages = [...conversation(20), user('Where were we?')];
     const summary = await compact(messages);
     const block = summary.content[0] as BetaContentBlockParam;
-    const next = await client.beta.messages.create({
+    const next = await sim.client.beta.messages.create({
       model,
       max_tokens: 200,
       messages: [{ role: 'assistant', content: [block] }, user('Go on.')],
@@ -175,7 +165,7 @@ describe('compaction', () => {
 
   it('refuses the parameter and the block without the beta header', async () => {
     const parameter = await refusal(
-      client.beta.messages.create({
+      sim.client.beta.messages.create({
         model,
         max_tokens: 100,
         messages: [user('hi')],
@@ -185,7 +175,7 @@ describe('compaction', () => {
     expect(parameter.apiMessage).toBe('compaction: Extra inputs are not permitted');
     const block = (await compact([user('hi')])).content[0] as BetaContentBlockParam;
     const replay = await refusal(
-      client.beta.messages.create({
+      sim.client.beta.messages.create({
         model,
         max_tokens: 100,
         messages: [{ role: 'assistant', content: [block] }, user('next')],
@@ -196,13 +186,13 @@ describe('compaction', () => {
 
   it('counts tokens ignoring the parameter', async () => {
     const messages = [...conversation(2), user('count me')];
-    const plain = await client.beta.messages.countTokens({ model, messages, betas });
-    const withParameter = await client.beta.messages.countTokens({
+    const plain = await sim.client.beta.messages.countTokens({ model, messages, betas });
+    const withParameter = await sim.client.beta.messages.countTokens({
       model,
       messages,
       betas,
       compaction: { type: 'summarize' },
-    } as Parameters<typeof client.beta.messages.countTokens>[0]);
+    } as Parameters<typeof sim.client.beta.messages.countTokens>[0]);
     expect(withParameter.input_tokens).toBe(plain.input_tokens);
   });
 });
@@ -230,7 +220,7 @@ describe('compaction refusals, each with its error code and SDK class', () => {
   const send = (
     messages: BetaMessageParam[],
     extra: Partial<MessageCreateParamsNonStreaming> = {},
-  ) => client.beta.messages.create({ model, max_tokens: 100, messages, betas, ...extra });
+  ) => sim.client.beta.messages.create({ model, max_tokens: 100, messages, betas, ...extra });
 
   it('compaction_block_misplaced: the block after the first block', async () => {
     await expectRefusal(
@@ -318,7 +308,7 @@ describe('compaction refusals, each with its error code and SDK class', () => {
     );
     const retried = await compact(messages);
     expect(retried.stop_reason).toBe('compaction');
-    const retrying = new Anthropic({ baseURL: simulator.url, apiKey: 'test' });
+    const retrying = new Anthropic({ baseURL: sim.simulator.url, apiKey: 'test' });
     const recovered = await retrying.beta.messages.create({
       model,
       max_tokens: 100,
@@ -342,15 +332,15 @@ describe('cache diagnostics', () => {
   const base = { model, max_tokens: 100, system, tools };
 
   it('says nothing when not asked, and no miss when entries were only appended', async () => {
-    const first = await client.beta.messages.create({ ...base, messages: [user('one')] });
+    const first = await sim.client.beta.messages.create({ ...base, messages: [user('one')] });
     expect(first.diagnostics).toBeNull();
-    const opening = await client.beta.messages.create({
+    const opening = await sim.client.beta.messages.create({
       ...base,
       messages: [user('one')],
       diagnostics: { previous_message_id: null },
     });
     expect(opening.diagnostics).toEqual({ cache_miss_reason: null });
-    const next = await client.beta.messages.create({
+    const next = await sim.client.beta.messages.create({
       ...base,
       messages: [user('one'), assistant('Done.'), user('two')],
       diagnostics: { previous_message_id: opening.id },
@@ -360,9 +350,9 @@ describe('cache diagnostics', () => {
 
   it('names what changed: model, tools, system, an earlier message, or no record', async () => {
     const messages = [...conversation(2), user('three')];
-    const previous = await client.beta.messages.create({ ...base, messages });
+    const previous = await sim.client.beta.messages.create({ ...base, messages });
     const reason = async (request: Partial<MessageCreateParamsNonStreaming>) => {
-      const message = await client.beta.messages.create({
+      const message = await sim.client.beta.messages.create({
         ...base,
         messages,
         ...request,
@@ -384,7 +374,7 @@ describe('cache diagnostics', () => {
     expect(
       await reason({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 2048 }),
     ).toEqual({ type: 'unavailable' });
-    const unknown = await client.beta.messages.create({
+    const unknown = await sim.client.beta.messages.create({
       ...base,
       messages,
       diagnostics: { previous_message_id: 'msg_unknown' },
@@ -394,9 +384,9 @@ describe('cache diagnostics', () => {
 
   it('reports the compaction itself as the messages change that it is, streamed too', async () => {
     const messages = [...conversation(3), user('before')];
-    const previous = await client.beta.messages.create({ ...base, messages, betas });
+    const previous = await sim.client.beta.messages.create({ ...base, messages, betas });
     const summary = await compact(messages, { system, tools });
-    const after = await client.beta.messages
+    const after = await sim.client.beta.messages
       .stream({
         ...base,
         messages: [

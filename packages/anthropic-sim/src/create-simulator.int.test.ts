@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator, type Simulator } from './create-simulator';
+import { describe, expect, it } from 'vitest';
+import { createSimulator } from './create-simulator';
+import { useSimulatorClient } from './testing/simulator-client';
 
 const model = 'claude-sonnet-4-6';
 const weatherTool = {
@@ -13,22 +14,12 @@ const weatherTool = {
   },
 };
 
-let simulator: Simulator;
-let client: Anthropic;
 const logLines: string[] = [];
-
-beforeAll(async () => {
-  simulator = await createSimulator({ logger: (line) => logLines.push(line) });
-  client = new Anthropic({ baseURL: simulator.url, apiKey: 'test' });
-});
-
-afterAll(async () => {
-  await simulator.close();
-});
+const sim = useSimulatorClient({ logger: (line) => logLines.push(line) }, { maxRetries: 2 });
 
 /** Posts a raw request, for what the SDK hides (headers, framing, other versions). */
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
-  return fetch(`${simulator.url}${path}`, {
+  return fetch(`${sim.simulator.url}${path}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -67,8 +58,8 @@ describe('POST /v1/messages', () => {
         },
       ],
     };
-    const created = await client.messages.create(params);
-    const streamed = await client.messages.stream(params).finalMessage();
+    const created = await sim.client.messages.create(params);
+    const streamed = await sim.client.messages.stream(params).finalMessage();
     const { parsed_output: _parsed, ...streamedMessage } = streamed as typeof streamed & {
       parsed_output?: unknown;
     };
@@ -178,7 +169,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('gives a plausible short answer without directives', async () => {
-    const message = await client.messages.create({
+    const message = await sim.client.messages.create({
       model,
       max_tokens: 256,
       messages: [{ role: 'user', content: 'How are you today?' }],
@@ -193,7 +184,7 @@ describe('POST /v1/messages', () => {
 
   it('calls an offered tool the user names, then answers with its result', async () => {
     const question = { role: 'user' as const, content: 'Use get_weather for Lisbon' };
-    const first = await client.messages.create({
+    const first = await sim.client.messages.create({
       model,
       max_tokens: 512,
       tools: [weatherTool],
@@ -206,7 +197,7 @@ describe('POST /v1/messages', () => {
     expect(call.id).toMatch(/^toolu_[a-zA-Z0-9_-]+$/);
     expect(call.input).toEqual({ city: 'Use get_weather for Lisbon' });
 
-    const second = await client.messages.create({
+    const second = await sim.client.messages.create({
       model,
       max_tokens: 512,
       tools: [weatherTool],
@@ -235,7 +226,7 @@ describe('POST /v1/messages', () => {
     ];
     const stopReasons: string[] = [];
     for (let round = 0; round < 6; round += 1) {
-      const reply = await client.messages.create({
+      const reply = await sim.client.messages.create({
         model,
         max_tokens: 512,
         tools: [weatherTool],
@@ -270,7 +261,7 @@ describe('POST /v1/messages', () => {
     ];
     const calls: unknown[] = [];
     for (let round = 0; round < 4; round += 1) {
-      const reply = await client.messages.create({
+      const reply = await sim.client.messages.create({
         model,
         max_tokens: 512,
         tools: [weatherTool],
@@ -297,7 +288,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('takes directives from interrupt text that follows tool results', async () => {
-    const first = await client.messages.create({
+    const first = await sim.client.messages.create({
       model,
       max_tokens: 512,
       tools: [weatherTool],
@@ -305,7 +296,7 @@ describe('POST /v1/messages', () => {
     });
     const call = first.content[0];
     if (call?.type !== 'tool_use') throw new Error('expected a tool call');
-    const reply = await client.messages.create({
+    const reply = await sim.client.messages.create({
       model,
       max_tokens: 512,
       tools: [weatherTool],
@@ -325,7 +316,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('thinks first with adaptive thinking and calls no tool when tool_choice is none', async () => {
-    const reply = await client.messages.create({
+    const reply = await sim.client.messages.create({
       model,
       max_tokens: 2048,
       thinking: { type: 'adaptive' },
@@ -336,7 +327,7 @@ describe('POST /v1/messages', () => {
     expect(reply.content.map((block) => block.type)).toEqual(['thinking', 'text']);
     const thinking = reply.content[0];
     if (thinking?.type !== 'thinking') throw new Error('expected thinking');
-    expect(simulator.signer.verify(thinking.thinking, thinking.signature)).toBe(true);
+    expect(sim.simulator.signer.verify(thinking.thinking, thinking.signature)).toBe(true);
   });
 
   it('calls a tool at every step while tool_choice forces one, one at a time when asked', async () => {
@@ -345,7 +336,7 @@ describe('POST /v1/messages', () => {
       content: 'Go [[sim: tool get_weather {"city":"A"}]] [[sim: tool get_weather {"city":"B"}]]',
     };
     const forced = { type: 'any' as const, disable_parallel_tool_use: true };
-    const first = await client.messages.create({
+    const first = await sim.client.messages.create({
       model,
       max_tokens: 512,
       tools: [weatherTool],
@@ -355,7 +346,7 @@ describe('POST /v1/messages', () => {
     expect(first.content).toMatchObject([{ type: 'tool_use', input: { city: 'A' } }]);
     const call = first.content[0];
     if (call?.type !== 'tool_use') throw new Error('expected a tool call');
-    const second = await client.messages.create({
+    const second = await sim.client.messages.create({
       model,
       max_tokens: 512,
       tools: [weatherTool],
@@ -370,7 +361,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('writes exactly N words, honours a stop directive and cuts at max_tokens', async () => {
-    const words = await client.messages.create({
+    const words = await sim.client.messages.create({
       model,
       max_tokens: 1024,
       messages: [{ role: 'user', content: 'Talk [[sim: words 50]]' }],
@@ -378,7 +369,7 @@ describe('POST /v1/messages', () => {
     const text = words.content[0]?.type === 'text' ? words.content[0].text : '';
     expect(text.split(/\s+/)).toHaveLength(50);
 
-    const stopped = await client.messages.create({
+    const stopped = await sim.client.messages.create({
       model,
       max_tokens: 1024,
       stop_sequences: ['END'],
@@ -386,7 +377,7 @@ describe('POST /v1/messages', () => {
     });
     expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
 
-    const cut = await client.messages.create({
+    const cut = await sim.client.messages.create({
       model,
       max_tokens: 10,
       messages: [{ role: 'user', content: 'Talk [[sim: words 200]]' }],
@@ -399,7 +390,7 @@ describe('POST /v1/messages', () => {
 
   it('waits for a delay and paces streamed tokens at a rate', async () => {
     const delayStarted = performance.now();
-    await client.messages.create({
+    await sim.client.messages.create({
       model,
       max_tokens: 64,
       messages: [{ role: 'user', content: 'Slow [[sim: delay 300]]' }],
@@ -407,7 +398,7 @@ describe('POST /v1/messages', () => {
     expect(performance.now() - delayStarted).toBeGreaterThanOrEqual(290);
 
     const rateStarted = performance.now();
-    const streamed = await client.messages
+    const streamed = await sim.client.messages
       .stream({
         model,
         max_tokens: 1024,
@@ -420,7 +411,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('rejects a malformed directive with invalid_request_error', async () => {
-    const error = await client.messages
+    const error = await sim.client.messages
       .create({
         model,
         max_tokens: 64,
@@ -433,7 +424,7 @@ describe('POST /v1/messages', () => {
 
   it('logs each request in one line', async () => {
     logLines.length = 0;
-    await client.messages.create({
+    await sim.client.messages.create({
       model,
       max_tokens: 64,
       messages: [{ role: 'user', content: 'Log me' }],
@@ -442,7 +433,7 @@ describe('POST /v1/messages', () => {
     expect(logLines[0]).toMatch(
       /^POST \/v1\/messages 200 model=claude-sonnet-4-6 stream=false in=\d+ read=0 write=0 out=\d+ ms=\d+$/,
     );
-    const recorded = simulator.requests.at(-1);
+    const recorded = sim.simulator.requests.at(-1);
     expect(recorded).toMatchObject({ status: 200, path: '/v1/messages', stream: false });
     expect(recorded?.body).toMatchObject({ messages: [{ content: 'Log me' }] });
   });
@@ -456,8 +447,8 @@ describe('POST /v1/messages/count_tokens', () => {
       tools: [weatherTool],
       messages: [{ role: 'user' as const, content: 'How many tokens is this?' }],
     };
-    const counted = await client.messages.countTokens(params);
-    const message = await client.messages.create({ ...params, max_tokens: 64 });
+    const counted = await sim.client.messages.countTokens(params);
+    const message = await sim.client.messages.create({ ...params, max_tokens: 64 });
     expect(counted.input_tokens).toBeGreaterThan(10);
     expect(counted.input_tokens).toBe(
       message.usage.input_tokens +

@@ -1,4 +1,3 @@
-import Anthropic from '@anthropic-ai/sdk';
 import type {
   BetaMessage,
   MessageCreateParamsNonStreaming,
@@ -14,34 +13,23 @@ import {
   type WireRequest,
 } from '@chunklog/chunk-core';
 import { TEST_TAB_ID, testUuid } from '@chunklog/chunk-core/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
+import { describe, expect, it } from 'vitest';
 /*
  * A tab driven the way a worker will drive it, with chunk-core and the simulator through the
  * SDK: one user message and one answer per turn, a compaction before any step whose request
  * would pass 70% of a small window (estimated from the previous response's input figures plus
  * the chunks added since), and only the log from the latest compaction in memory.
  */
-import { createSimulator, type Simulator } from './create-simulator';
 import { listPromptBlocks, type PromptBlock } from './list-prompt-blocks';
 import { MessagesRequestSchema } from './messages-request';
+import { useSimulatorClient } from './testing/simulator-client';
 
 const contextWindowTokens = 5_000;
 /** Compact before a step whose request would pass this share of the window. */
 const threshold = 0.7;
 const turns = 200;
 
-let simulator: Simulator;
-let client: Anthropic;
-
-beforeAll(async () => {
-  simulator = await createSimulator({ logger: () => {}, contextWindowTokens });
-  client = new Anthropic({ baseURL: simulator.url, apiKey: 'test', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await simulator.close();
-});
+const sim = useSimulatorClient({ contextWindowTokens });
 
 // A system prompt above the 1,024-token cache minimum, as real agents have, so the cache figures
 // measure the builder rather than the minimum.
@@ -99,7 +87,7 @@ describe('a tab that outlives the context window', () => {
         ...(request as MessageCreateParamsNonStreaming),
         diagnostics: { previous_message_id: previous?.id ?? null },
       };
-      const message = await client.beta.messages.create({ ...body, betas: [COMPACTION_BETA] });
+      const message = await sim.client.beta.messages.create({ ...body, betas: [COMPACTION_BETA] });
       const blocks = listPromptBlocks(MessagesRequestSchema.parse(body));
       // The most any cache could read: what the previous request sent in the same place.
       let same = 0;

@@ -1,0 +1,1 @@
+export { type SimulatorClient, useSimulatorClient } from './simulator-client';
