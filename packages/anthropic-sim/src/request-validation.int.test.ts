@@ -1,19 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator, type Simulator } from './create-simulator';
+import { describe, expect, it } from 'vitest';
+import { useSimulatorClient } from './testing/simulator-client';
 
 const model = 'claude-sonnet-4-6';
-let simulator: Simulator;
-let client: Anthropic;
-
-beforeAll(async () => {
-  simulator = await createSimulator({ logger: () => {} });
-  client = new Anthropic({ baseURL: simulator.url, apiKey: 'test', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await simulator.close();
-});
+const sim = useSimulatorClient();
 
 type Body = Record<string, unknown>;
 const weatherTool = { name: 'get_weather', input_schema: { type: 'object', properties: {} } };
@@ -23,7 +13,7 @@ const text = (value: string) => ({ type: 'text', text: value });
 const signedThinking = (thinking: string) => ({
   type: 'thinking',
   thinking,
-  signature: simulator.signer.sign(thinking),
+  signature: sim.simulator.signer.sign(thinking),
 });
 const request = (messages: unknown[], extra: Body = {}): Body => ({
   model,
@@ -33,6 +23,23 @@ const request = (messages: unknown[], extra: Body = {}): Body => ({
   ...extra,
 });
 const thinkingOn = { thinking: { type: 'enabled', budget_tokens: 1024 } };
+/** 'Weather?', an assistant message of `call` blocks, then a user message of `answer`. */
+const toolTurn = (call: unknown[], answer: unknown, extra: Body = {}) =>
+  request(
+    [
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: call },
+      { role: 'user', content: answer },
+    ],
+    extra,
+  );
+/** 'Hi', an assistant message of `reply` blocks, then 'Go on'. */
+const exchange = (reply: unknown[]) =>
+  request([
+    { role: 'user', content: 'Hi' },
+    { role: 'assistant', content: reply },
+    { role: 'user', content: 'Go on' },
+  ]);
 
 /** Each API rule: a request it rejects (naming `path`) and the nearest request it accepts. */
 const rules: {
@@ -44,52 +51,22 @@ const rules: {
 }[] = [
   {
     rule: 'a tool_use needs its tool_result in the very next user message',
-    invalid: () =>
-      request([
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [toolUse('toolu_1')] },
-        { role: 'user', content: 'Well?' },
-      ]),
-    valid: () =>
-      request([
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [toolUse('toolu_1')] },
-        { role: 'user', content: [toolResult('toolu_1')] },
-      ]),
+    invalid: () => toolTurn([toolUse('toolu_1')], 'Well?'),
+    valid: () => toolTurn([toolUse('toolu_1')], [toolResult('toolu_1')]),
     path: 'messages.1',
     says: /tool_result/,
   },
   {
     rule: 'tool_result blocks come first in their user message',
-    invalid: () =>
-      request([
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [toolUse('toolu_1')] },
-        { role: 'user', content: [text('By the way'), toolResult('toolu_1')] },
-      ]),
-    valid: () =>
-      request([
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [toolUse('toolu_1')] },
-        { role: 'user', content: [toolResult('toolu_1'), text('By the way')] },
-      ]),
+    invalid: () => toolTurn([toolUse('toolu_1')], [text('By the way'), toolResult('toolu_1')]),
+    valid: () => toolTurn([toolUse('toolu_1')], [toolResult('toolu_1'), text('By the way')]),
     path: 'messages.2.content.1',
     says: /must come first/,
   },
   {
     rule: 'tool_use ids match ^[a-zA-Z0-9_-]+$',
-    invalid: () =>
-      request([
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [toolUse('toolu.1')] },
-        { role: 'user', content: [toolResult('toolu.1')] },
-      ]),
-    valid: () =>
-      request([
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [toolUse('toolu-1_A')] },
-        { role: 'user', content: [toolResult('toolu-1_A')] },
-      ]),
+    invalid: () => toolTurn([toolUse('toolu.1')], [toolResult('toolu.1')]),
+    valid: () => toolTurn([toolUse('toolu-1_A')], [toolResult('toolu-1_A')]),
     path: 'messages.1.content.0.tool_use.id',
     says: /pattern/,
   },
@@ -125,22 +102,11 @@ const rules: {
   },
   {
     rule: 'with thinking on, the final assistant message of a tool turn starts with thinking',
-    invalid: () =>
-      request(
-        [
-          { role: 'user', content: 'Weather?' },
-          { role: 'assistant', content: [toolUse('toolu_1')] },
-          { role: 'user', content: [toolResult('toolu_1')] },
-        ],
-        thinkingOn,
-      ),
+    invalid: () => toolTurn([toolUse('toolu_1')], [toolResult('toolu_1')], thinkingOn),
     valid: () =>
-      request(
-        [
-          { role: 'user', content: 'Weather?' },
-          { role: 'assistant', content: [signedThinking('Check it.'), toolUse('toolu_1')] },
-          { role: 'user', content: [toolResult('toolu_1')] },
-        ],
+      toolTurn(
+        [signedThinking('Check it.'), toolUse('toolu_1')],
+        [toolResult('toolu_1')],
         thinkingOn,
       ),
     path: 'messages.1.content.0.type',
@@ -148,41 +114,19 @@ const rules: {
   },
   {
     rule: 'a thinking block is not the last block of an assistant message',
-    invalid: () =>
-      request([
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: [signedThinking('Hmm.')] },
-        { role: 'user', content: 'Go on' },
-      ]),
-    valid: () =>
-      request([
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: [signedThinking('Hmm.'), text('Hello')] },
-        { role: 'user', content: 'Go on' },
-      ]),
+    invalid: () => exchange([signedThinking('Hmm.')]),
+    valid: () => exchange([signedThinking('Hmm.'), text('Hello')]),
     path: 'messages.1.content.0',
     says: /final block/,
   },
   {
     rule: 'a thinking block whose text changed fails its signature',
     invalid: () =>
-      request([
-        { role: 'user', content: 'Hi' },
-        {
-          role: 'assistant',
-          content: [
-            { ...signedThinking('Original thought.'), thinking: 'Original thought!' },
-            text('Hello'),
-          ],
-        },
-        { role: 'user', content: 'Go on' },
+      exchange([
+        { ...signedThinking('Original thought.'), thinking: 'Original thought!' },
+        text('Hello'),
       ]),
-    valid: () =>
-      request([
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: [signedThinking('Original thought.'), text('Hello')] },
-        { role: 'user', content: 'Go on' },
-      ]),
+    valid: () => exchange([signedThinking('Original thought.'), text('Hello')]),
     path: 'messages.1.content.0',
     says: /^Invalid signature in thinking block$/,
   },
@@ -191,18 +135,9 @@ const rules: {
     invalid: () => {
       const thinking = signedThinking('Original thought.');
       const flipped = `${thinking.signature.slice(0, 5)}${thinking.signature[5] === 'A' ? 'B' : 'A'}${thinking.signature.slice(6)}`;
-      return request([
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: [{ ...thinking, signature: flipped }, text('Hello')] },
-        { role: 'user', content: 'Go on' },
-      ]);
+      return exchange([{ ...thinking, signature: flipped }, text('Hello')]);
     },
-    valid: () =>
-      request([
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: [signedThinking('Original thought.'), text('Hello')] },
-        { role: 'user', content: 'Go on' },
-      ]),
+    valid: () => exchange([signedThinking('Original thought.'), text('Hello')]),
     path: 'messages.1.content.0',
     says: /^Invalid signature in thinking block$/,
   },
@@ -279,7 +214,7 @@ const rules: {
 ];
 
 async function send(body: Body) {
-  return client.messages
+  return sim.client.messages
     .create(body as unknown as Anthropic.MessageCreateParamsNonStreaming)
     .catch((caught: unknown) => caught);
 }
@@ -311,10 +246,12 @@ describe('request validation', () => {
       thinking: { type: 'enabled' as const, budget_tokens: 1024 },
       tools: [weatherTool as Anthropic.Tool],
     };
-    const first = await client.messages.stream({ ...params, messages: [opening] }).finalMessage();
+    const first = await sim.client.messages
+      .stream({ ...params, messages: [opening] })
+      .finalMessage();
     const call = first.content.find((block) => block.type === 'tool_use');
     if (!call) throw new Error('expected a tool call');
-    const second = await client.messages.create({
+    const second = await sim.client.messages.create({
       ...params,
       messages: [
         opening,
