@@ -54,9 +54,7 @@ describe('durable cancel', () => {
     expect(await harness.cancel(tab.id)).toBe(1);
     await startWorker(harness);
 
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
-    const log = await harness.store.readAll(tab.id);
+    const log = await harness.awaitTurnEnd(tab.id, 'cancelled');
     // The accepted message is kept, unanswered, and the model was never called for it.
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ id: chunkId, role: 'user', type: 'text' });
@@ -89,8 +87,7 @@ describe('durable cancel', () => {
     const tab = await harness.newTab();
     await harness.cancel(tab.id);
     await harness.send(tab.id, 'idle-cancel-then-this [[sim: text "fine"]]');
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    await harness.awaitTurnEnd(tab.id, 'completed');
     expect(harness.requestsMentioning('idle-cancel-then-this')).toHaveLength(1);
     const log = await harness.store.readAll(tab.id);
     expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual([
@@ -154,8 +151,7 @@ describe('durable cancel', () => {
     await harness.store.requestCancel(tab.id);
     holdAgain.release();
 
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
+    await harness.awaitTurnEnd(tab.id, 'cancelled');
     // Step 0 only: the store was read before the step-1 call.
     expect(harness.requestsMentioning('recorded-between-steps')).toHaveLength(1);
     const log = await harness.store.readAll(tab.id);
@@ -184,8 +180,7 @@ describe('durable cancel', () => {
     // Recorded only (the NATS publish lost): the retry is a model call, checked like any other.
     await harness.store.requestCancel(tab.id);
 
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
+    await harness.awaitTurnEnd(tab.id, 'cancelled');
     expect(harness.requestsMentioning('retry-after-a-cancel')).toHaveLength(1);
     const log = await harness.store.readAll(tab.id);
     expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual(['user:text']);

@@ -143,8 +143,7 @@ describe('lease renewal', () => {
     expect((await h.store.getLease(tab.id))?.owner).toBe(slowWorkerId);
     gate.release();
 
-    const [done] = await h.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    await h.awaitTurnEnd(tab.id, 'completed');
     expect(acquiredBySecond).not.toContain(tab.id);
     const log = await h.store.readAll(tab.id);
     assertGapFree(log);

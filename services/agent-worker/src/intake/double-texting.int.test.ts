@@ -41,10 +41,7 @@ describe('double texting', () => {
       'also this [[sim: text "noted the interrupt"]]',
       'interrupt',
     );
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
-
-    const log = await harness.store.readAll(tab.id);
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
     assertGapFree(log);
     expect(log.map((chunk) => `${chunk.step}:${chunk.role}/${chunk.type}`)).toEqual([
       '0:user/text',
@@ -137,9 +134,7 @@ describe('cancel and the open-block snapshot', () => {
     expect(snapshot.open!.text.length).toBeGreaterThan(0);
 
     await harness.bus.publish(cancelSubject(tab.id), { tabId: tab.id });
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
-    const log = await harness.store.readAll(tab.id);
+    const log = await harness.awaitTurnEnd(tab.id, 'cancelled');
     assertGapFree(log);
     const partial = log.at(-1)!;
     expect(partial.type).toBe('text');

@@ -31,7 +31,7 @@ import {
   testSubjectPrefix,
 } from '@chunklog/test-infra';
 import { pino } from 'pino';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createWorker, type Worker, type WorkerDependencies } from '../worker';
 
 export interface Harness {
@@ -65,8 +65,13 @@ export interface Harness {
   requestsMentioning(text: string): Simulator['requests'];
   /** Resolves once the tab has `count` turn-done events. */
   turnsDone(tabId: string, count: number, timeoutMs?: number): Promise<LiveEvent[]>;
+  /** Waits for the tab's first turn-done, expects it to say `reason`, and returns the log then. */
+  awaitTurnEnd(tabId: string, reason: TurnEndReason): Promise<Chunk[]>;
   close(): Promise<void>;
 }
+
+/** How a turn ended, as its turn-done event says. */
+export type TurnEndReason = Extract<LiveEvent, { event: 'turn-done' }>['data']['reason'];
 
 export const fastRetry = {
   maxAttempts: 4,
@@ -114,7 +119,7 @@ export async function createHarness(
   });
   const workers: Worker[] = [];
 
-  return {
+  const harness: Harness = {
     store,
     bus: theBus,
     simulator,
@@ -183,6 +188,11 @@ export async function createHarness(
         check();
       });
     },
+    async awaitTurnEnd(tabId, reason) {
+      const [done] = await harness.turnsDone(tabId, 1);
+      expect(done?.event === 'turn-done' && done.data.reason).toBe(reason);
+      return store.readAll(tabId);
+    },
     async close() {
       await Promise.allSettled(workers.map((worker) => worker.stop()));
       await subscription.stop();
@@ -192,6 +202,7 @@ export async function createHarness(
       await database.drop();
     },
   };
+  return harness;
 }
 
 /**

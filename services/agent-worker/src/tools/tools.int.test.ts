@@ -100,10 +100,7 @@ describe('the task tool', () => {
       tab.id,
       'delegate [[sim: tool task {"prompt":"subtask-prompt [[sim: text \\"the sub answer\\"]]","title":"sub"}]]',
     );
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
-
-    const log = await harness.store.readAll(tab.id);
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
     const result = log.find((chunk) => chunk.type === 'tool_result');
     expect(result?.type === 'tool_result' && result.data.isError).toBe(false);
     const answer =

@@ -17,8 +17,7 @@ describe('model errors', () => {
       tab.id,
       'overloaded-once [[sim: error 529 times=1]] [[sim: text "made it"]]',
     );
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
+    await harness.awaitTurnEnd(tab.id, 'completed');
     expect(requestsMentioning('overloaded-once').map((request) => request.status)).toEqual([
       529, 200,
     ]);
@@ -43,8 +42,7 @@ describe('model errors', () => {
     if (!harness) return context.skip();
     const tab = await harness.newTab();
     await harness.send(tab.id, 'always-failing [[sim: error 500]]');
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('error');
+    await harness.awaitTurnEnd(tab.id, 'error');
     // fastRetry allows four attempts in all.
     expect(requestsMentioning('always-failing').map((request) => request.status)).toEqual([
       500, 500, 500, 500,
@@ -76,9 +74,7 @@ describe('model errors', () => {
       tab.id,
       'cut-stream [[sim: stream-error overloaded_error after=3 times=1]] [[sim: words 40]]',
     );
-    const [done] = await harness.turnsDone(tab.id, 1);
-    expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
-    const log = await harness.store.readAll(tab.id);
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
     assertGapFree(log);
     const interrupted = log.find(
       (chunk) => chunk.type === 'text' && chunk.data.interrupted === true,

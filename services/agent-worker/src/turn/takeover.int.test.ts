@@ -143,9 +143,7 @@ describe('a stale writer', () => {
           data: { kind: 'stale', text: 'written by a stale worker' },
         },
       ]);
-      const [done] = await h.turnsDone(tab.id, 1);
-      expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
-      const log = await h.store.readAll(tab.id);
+      const log = await h.awaitTurnEnd(tab.id, 'completed');
       assertGapFree(log);
       expect(log.map((chunk) => `${chunk.role}/${chunk.type}`)).toEqual([
         'user/text',

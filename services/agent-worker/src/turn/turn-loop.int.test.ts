@@ -157,9 +157,7 @@ for (const bus of ['nats', 'memory'] as const) {
       if (!harness) return context.skip();
       const tab = await harness.newTab({ maxSteps: 2 });
       await harness.send(tab.id, 'capped [[sim: tool get_time {}]] [[sim: steps 5]]');
-      const [done] = await harness.turnsDone(tab.id, 1);
-      expect(done?.event === 'turn-done' && done.data.reason).toBe('max_steps');
-      const log = await harness.store.readAll(tab.id);
+      const log = await harness.awaitTurnEnd(tab.id, 'max_steps');
       expect(log.map((chunk) => `${chunk.step}:${chunk.type}`)).toEqual([
         '0:text',
         '0:tool_call',
@@ -179,9 +177,7 @@ for (const bus of ['nats', 'memory'] as const) {
       if (!harness) return context.skip();
       const tab = await harness.newTab({ thinking: { budgetTokens: 1024 }, maxTokens: 4096 });
       await harness.send(tab.id, 'think-then-tool [[sim: tool calculator {"expression":"1+1"}]]');
-      const [done] = await harness.turnsDone(tab.id, 1);
-      expect(done?.event === 'turn-done' && done.data.reason).toBe('completed');
-      const log = await harness.store.readAll(tab.id);
+      const log = await harness.awaitTurnEnd(tab.id, 'completed');
       expect(log.map((chunk) => `${chunk.step}:${chunk.type}`)).toEqual([
         '0:text',
         '0:thinking',
