@@ -1,24 +1,16 @@
-import type { Chunk } from '@chunklog/chunk-core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ResumeFilter, type StreamEvent } from './resume-filter';
+import { sealedText, testTabId, testTurnId } from './testing/sealed-text';
 
-const tabId = '00000000-0000-4000-8000-000000000001';
-const turnId = '00000000-0000-4000-8000-000000000002';
+const tabId = testTabId;
+const turnId = testTurnId;
 
 function seal(seq: number): StreamEvent {
-  const chunk = {
-    id: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`,
-    tabId,
-    seq,
-    turnId,
-    step: 0,
-    createdAt: 0,
-    type: 'text',
-    role: 'assistant',
-    data: { text: `chunk ${seq}` },
-  } as Chunk;
-  return { event: 'chunk-seal', data: { tabId, chunk } };
+  return {
+    event: 'chunk-seal',
+    data: { tabId, chunk: sealedText(seq, 'assistant', `chunk ${seq}`) },
+  };
 }
 
 const blockId = '00000000-0000-4000-8000-00000000b10c';

@@ -1,21 +1,11 @@
-import type { Chunk } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import { ChunklogClient } from './client';
+import { sealedText, testTabId } from './testing/sealed-text';
 
-const tabId = '00000000-0000-4000-8000-000000000001';
+const tabId = testTabId;
 
 function sealText(seq: number): string {
-  const chunk = {
-    id: `00000000-0000-4000-8000-${String(seq).padStart(12, '0')}`,
-    tabId,
-    seq,
-    turnId: '00000000-0000-4000-8000-000000000002',
-    step: 0,
-    createdAt: 0,
-    type: 'text',
-    role: 'user',
-    data: { text: `message ${seq}` },
-  } as Chunk;
+  const chunk = sealedText(seq, 'user', `message ${seq}`);
   return `event: chunk-seal\nid: ${seq}\ndata: ${JSON.stringify({ tabId, chunk })}\n\n`;
 }
 

@@ -5,4 +5,5 @@ export {
   type RealGatewayOptions,
   startRealGateway,
 } from './real-gateway';
+export { sealedText, testTabId, testTurnId } from './sealed-text';
 export { readLog, waitFor } from './wait';
