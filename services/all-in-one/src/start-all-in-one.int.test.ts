@@ -1,22 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseExposition } from '@chunklog/agent-worker/testing';
 import { ChunkPageSchema, TabSchema } from '@chunklog/chunk-core';
 import { EventSource } from 'eventsource';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllInOneConfig } from './all-in-one-config';
 import { type AllInOne, startAllInOne } from './start-all-in-one';
-
-/** Prometheus text exposition as `name{labels} → value`, the way a scraper reads it. */
-function parseExposition(text: string): Map<string, number> {
-  const series = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const split = line.lastIndexOf(' ');
-    series.set(line.slice(0, split), Number(line.slice(split + 1)));
-  }
-  return series;
-}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'chunklog-all-in-one-'));
 // A model other than the gateway's default, so /context shows whose settings it used.

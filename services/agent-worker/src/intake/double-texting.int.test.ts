@@ -27,8 +27,6 @@ function eventSeen(tabId: string, match: (event: LiveEvent) => boolean, timeoutM
 const sealOf = (type: Chunk['type']) => (event: LiveEvent) =>
   event.event === 'chunk-seal' && event.data.chunk.type === type;
 
-const requestsMentioning = (text: string) => getHarness()!.requestsMentioning(text);
-
 describe('double texting', () => {
   it('lands an interrupt after the running step’s tool results, and the next step sees it', async (context) => {
     const harness = getHarness();
@@ -54,7 +52,7 @@ describe('double texting', () => {
     expect(new Set(log.map((chunk) => chunk.turnId)).size).toBe(1);
     expect(log[4]!.type === 'text' && log[4]!.data.text).toBe('noted the interrupt');
     // The step after the interrupt sent one user message: the tool result first, the text after it.
-    const last = requestsMentioning('first-interrupt-case').at(-1)!.body as {
+    const last = harness.requestsMentioning('first-interrupt-case').at(-1)!.body as {
       messages: { role: string; content: { type: string; text?: string }[] }[];
     };
     const final = last.messages.at(-1)!;
@@ -165,7 +163,9 @@ describe('cancel and the open-block snapshot', () => {
     await harness.send(tab.id, 'after cancel [[sim: text "fine"]]');
     const dones = await harness.turnsDone(tab.id, 2);
     expect(dones[1]?.event === 'turn-done' && dones[1].data.reason).toBe('completed');
-    expect(requestsMentioning('after cancel').map((request) => request.status)).toEqual([200]);
+    expect(harness.requestsMentioning('after cancel').map((request) => request.status)).toEqual([
+      200,
+    ]);
     assertGapFree(await harness.store.readAll(tab.id));
   });
 });

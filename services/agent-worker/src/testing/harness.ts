@@ -20,6 +20,7 @@ import {
   type NewChunk,
   type Tab,
   type TabConfig,
+  type TurnDoneReason,
   userTextChunk,
 } from '@chunklog/chunk-core';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
@@ -66,12 +67,9 @@ export interface Harness {
   /** Resolves once the tab has `count` turn-done events. */
   turnsDone(tabId: string, count: number, timeoutMs?: number): Promise<LiveEvent[]>;
   /** Waits for the tab's first turn-done, expects it to say `reason`, and returns the log then. */
-  awaitTurnEnd(tabId: string, reason: TurnEndReason): Promise<Chunk[]>;
+  awaitTurnEnd(tabId: string, reason: TurnDoneReason): Promise<Chunk[]>;
   close(): Promise<void>;
 }
-
-/** How a turn ended, as its turn-done event says. */
-export type TurnEndReason = Extract<LiveEvent, { event: 'turn-done' }>['data']['reason'];
 
 export const fastRetry = {
   maxAttempts: 4,

@@ -6,8 +6,6 @@ import { assertGapFree, useHarnessWithWorker } from '../testing/harness';
 
 const getHarness = useHarnessWithWorker();
 
-const requestsMentioning = (text: string) => getHarness()!.requestsMentioning(text);
-
 describe('model errors', () => {
   it('retries a 529 and completes the turn', async (context) => {
     const harness = getHarness();
@@ -18,7 +16,7 @@ describe('model errors', () => {
       'overloaded-once [[sim: error 529 times=1]] [[sim: text "made it"]]',
     );
     await harness.awaitTurnEnd(tab.id, 'completed');
-    expect(requestsMentioning('overloaded-once').map((request) => request.status)).toEqual([
+    expect(harness.requestsMentioning('overloaded-once').map((request) => request.status)).toEqual([
       529, 200,
     ]);
     const log = await harness.store.readAll(tab.id);
@@ -32,7 +30,7 @@ describe('model errors', () => {
     const tab = await harness.newTab();
     await harness.send(tab.id, 'rate-limited [[sim: error 429 retry-after=1 times=1]]');
     await harness.turnsDone(tab.id, 1);
-    const [first, second] = requestsMentioning('rate-limited');
+    const [first, second] = harness.requestsMentioning('rate-limited');
     expect([first?.status, second?.status]).toEqual([429, 200]);
     expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(1000);
   });
@@ -44,7 +42,7 @@ describe('model errors', () => {
     await harness.send(tab.id, 'always-failing [[sim: error 500]]');
     await harness.awaitTurnEnd(tab.id, 'error');
     // fastRetry allows four attempts in all.
-    expect(requestsMentioning('always-failing').map((request) => request.status)).toEqual([
+    expect(harness.requestsMentioning('always-failing').map((request) => request.status)).toEqual([
       500, 500, 500, 500,
     ]);
     const log = await harness.store.readAll(tab.id);
@@ -82,12 +80,12 @@ describe('model errors', () => {
     expect(interrupted).toBeDefined();
     expect(log.at(-1)).toMatchObject({ role: 'assistant', type: 'text' });
     expect(log.at(-1)!.id).not.toBe(interrupted!.id);
-    const attempts = requestsMentioning('cut-stream');
+    const attempts = harness.requestsMentioning('cut-stream');
     expect(attempts.length).toBe(2);
     expect(attempts.every((request) => request.status === 200)).toBe(true);
 
     await harness.send(tab.id, 'after-cut [[sim: text "still fine"]]');
     await harness.turnsDone(tab.id, 2);
-    expect(requestsMentioning('after-cut').map((request) => request.status)).toEqual([200]);
+    expect(harness.requestsMentioning('after-cut').map((request) => request.status)).toEqual([200]);
   });
 });
