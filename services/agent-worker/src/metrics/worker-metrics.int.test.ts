@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { LiveEvent } from '@chunklog/chunk-core';
+import type { LiveEvent, TabConfig } from '@chunklog/chunk-core';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertGapFree, createHarness, type Harness, openingChunk } from '../testing/harness';
@@ -29,6 +29,16 @@ function changes(before: Map<string, number>, after: Map<string, number>) {
   return (key: string) => (after.get(key) ?? 0) - (before.get(key) ?? 0);
 }
 
+/** Runs one turn on a new tab; `delta` says what each series gained meanwhile. */
+async function measureTurn(h: Harness, text: string, config?: TabConfig) {
+  const before = await scrape();
+  const tab = await h.newTab(config);
+  await h.send(tab.id, text);
+  await h.turnsDone(tab.id, 1);
+  const after = await scrape();
+  return { tab, after, delta: changes(before, after) };
+}
+
 function turnDone(events: LiveEvent[] | undefined) {
   const done = events?.find((event) => event.event === 'turn-done');
   if (done?.event !== 'turn-done') throw new Error('no turn-done');
@@ -38,14 +48,11 @@ function turnDone(events: LiveEvent[] | undefined) {
 describe('worker metrics', () => {
   it('count every append, tool call, model step, token and turn of a multi-step tool turn', async (context) => {
     if (!harness) return context.skip();
-    const before = await scrape();
-    const tab = await harness.newTab({ system: longSystem });
-    await harness.send(
-      tab.id,
+    const { tab, delta } = await measureTurn(
+      harness,
       'Add it up. [[sim: tool calculator {"expression":"6*7"}]] [[sim: steps 2]]',
+      { system: longSystem },
     );
-    await harness.turnsDone(tab.id, 1);
-    const delta = changes(before, await scrape());
 
     const log = await harness.store.readAll(tab.id);
     assertGapFree(log);
@@ -88,11 +95,10 @@ describe('worker metrics', () => {
 
   it('count a retried model call by status and a failed attempt by outcome', async (context) => {
     if (!harness) return context.skip();
-    const before = await scrape();
-    const tab = await harness.newTab();
-    await harness.send(tab.id, 'overloaded [[sim: error 529 times=1]] [[sim: text "made it"]]');
-    await harness.turnsDone(tab.id, 1);
-    const delta = changes(before, await scrape());
+    const { delta } = await measureTurn(
+      harness,
+      'overloaded [[sim: error 529 times=1]] [[sim: text "made it"]]',
+    );
     expect(delta('chunklog_worker_model_retries_total{status="529"}')).toBe(1);
     expect(delta('chunklog_worker_model_step_seconds_count{outcome="failed"}')).toBe(1);
     expect(delta('chunklog_worker_model_step_seconds_count{outcome="finished"}')).toBe(1);
@@ -101,12 +107,10 @@ describe('worker metrics', () => {
 
   it('label a tool the registry does not know as unknown, with outcome error', async (context) => {
     if (!harness) return context.skip();
-    const before = await scrape();
-    const tab = await harness.newTab();
-    await harness.send(tab.id, 'call it [[sim: tool made_up_tool {"x":1}]]');
-    await harness.turnsDone(tab.id, 1);
-    const after = await scrape();
-    const delta = changes(before, after);
+    const { after, delta } = await measureTurn(
+      harness,
+      'call it [[sim: tool made_up_tool {"x":1}]]',
+    );
     expect(delta('chunklog_worker_tool_seconds_count{tool="unknown",outcome="error"}')).toBe(1);
     expect([...after.keys()].some((key) => key.includes('made_up_tool'))).toBe(false);
   });
