@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { cancelSubject } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deferred } from '../testing/deferred';
 import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 
 /** A tab whose log loads only when the test says so. */
@@ -19,15 +20,14 @@ const leaseMs = 2_000;
 
 /** Makes the slow worker's next log load of `tabId` wait for `release()`. */
 function gateLoad(tabId: string): LoadGate {
-  let arrive = () => {};
-  let release = () => {};
-  const reached = new Promise<void>((resolve) => {
-    arrive = resolve;
-  });
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const gate = { reached, release, arrive, released };
+  const reached = deferred();
+  const released = deferred();
+  const gate = {
+    reached: reached.promise,
+    arrive: reached.resolve,
+    released: released.promise,
+    release: released.resolve,
+  };
   gates.set(tabId, gate);
   allGates.push(gate);
   return gate;
@@ -59,10 +59,17 @@ afterAll(async () => {
   await harness?.close();
 });
 
+/** A new tab, a message to it, and the slow worker held in its load of the tab's log. */
+async function turnHeldInLoad(h: Harness, text: string) {
+  const tab = await h.newTab();
+  const gate = gateLoad(tab.id);
+  await h.send(tab.id, text);
+  await gate.reached;
+  return { tab, gate };
+}
+
 async function expectCancelledBeforeAnyModelCall(h: Harness, tabId: string, marker: string) {
-  const [done] = await h.turnsDone(tabId, 1);
-  expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');
-  const log = await h.store.readAll(tabId);
+  const log = await h.awaitTurnEnd(tabId, 'cancelled');
   assertGapFree(log);
   // The message is kept; the model was never asked to answer it.
   expect(log.map((chunk) => `${chunk.role}:${chunk.type}`)).toEqual(['user:text']);
@@ -72,11 +79,11 @@ async function expectCancelledBeforeAnyModelCall(h: Harness, tabId: string, mark
 describe('cancel while the log loads', () => {
   it('stops a turn cancelled on NATS while its worker is still loading the log', async (context) => {
     if (!harness) return context.skip();
-    const tab = await harness.newTab();
-    const gate = gateLoad(tab.id);
-    await harness.send(tab.id, 'cancel-me-early [[sim: words 200]] [[sim: rate 50]]');
+    const { tab, gate } = await turnHeldInLoad(
+      harness,
+      'cancel-me-early [[sim: words 200]] [[sim: rate 50]]',
+    );
     // The lease is taken (the tab shows as running) and the worker is reading the log.
-    await gate.reached;
     expect((await harness.store.getTab(tab.id)).status).toBe('running');
     await harness.bus.publish(cancelSubject(tab.id), { tabId: tab.id });
     gate.release();
@@ -85,10 +92,7 @@ describe('cancel while the log loads', () => {
 
   it('stops a turn whose cancel was recorded but never heard on NATS', async (context) => {
     if (!harness) return context.skip();
-    const tab = await harness.newTab();
-    const gate = gateLoad(tab.id);
-    await harness.send(tab.id, 'cancel-unheard [[sim: words 200]]');
-    await gate.reached;
+    const { tab, gate } = await turnHeldInLoad(harness, 'cancel-unheard [[sim: words 200]]');
     // As when the gateway's publish goes out in the instant before the holder subscribes.
     await harness.store.requestCancel(tab.id);
     gate.release();
@@ -100,10 +104,7 @@ describe('lease renewal', () => {
   it('keeps a tab whose log loads for longer than the lease from a second worker', async (context) => {
     if (!harness) return context.skip();
     const h = harness;
-    const tab = await h.newTab();
-    const gate = gateLoad(tab.id);
-    await h.send(tab.id, 'slow-log-lease [[sim: text "kept"]]');
-    await gate.reached;
+    const { tab, gate } = await turnHeldInLoad(h, 'slow-log-lease [[sim: text "kept"]]');
     const loadStartedAt = Date.now();
     expect((await h.store.getLease(tab.id))?.owner).toBe(slowWorkerId);
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../tools/tool-registry';
+import { deferred } from './deferred';
 
 /** A tool that runs until the test lets it go: a turn held mid-tool on demand. */
 export function holdTool(name = 'hold'): {
@@ -8,23 +9,21 @@ export function holdTool(name = 'hold'): {
   running: Promise<void>;
   release(): void;
 } {
-  let reached = () => {};
-  let release = () => {};
-  const running = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const reached = deferred();
+  const released = deferred();
   const tool = defineTool({
     name,
     description: 'Waits until the test releases it.',
     inputSchema: z.object({}),
     async run() {
-      reached();
-      await released;
+      reached.resolve();
+      await released.promise;
       return 'released';
     },
   });
-  return { tool: tool as ToolDefinition<unknown>, running, release };
+  return {
+    tool: tool as ToolDefinition<unknown>,
+    running: reached.promise,
+    release: released.resolve,
+  };
 }
