@@ -1,6 +1,6 @@
 import type { ChunkStore } from '@chunklog/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../testing/harness';
 
 /**
  * A worker claiming a tab reads it first, and passes the running turn's id to the lease so a
@@ -11,12 +11,9 @@ import { createHarness, type Harness } from '../testing/harness';
  * lease right after the claim's read, every time.
  */
 describe('claiming a tab whose turn ends during the claim', () => {
-  let harness: Harness | null;
   const releaseAfterRead = new Map<string, { owner: string }>();
 
-  beforeAll(async () => {
-    harness = await createHarness('nats');
-    if (!harness) return;
+  const getHarness = useHarness('nats', async (harness) => {
     const racingStore = new Proxy(harness.store, {
       get(target, property, receiver) {
         if (property === 'getTab') {
@@ -43,13 +40,10 @@ describe('claiming a tab whose turn ends during the claim', () => {
     });
     await harness.startWorker({ store: racingStore });
   });
-  afterAll(async () => {
-    await harness?.close();
-  });
 
   it('runs the new message as a turn of its own id, not the finished turn’s', async (context) => {
-    if (!harness) return context.skip();
-    const h = harness;
+    const h = getHarness();
+    if (!h) return context.skip();
     const tab = await h.newTab();
     const finishedTurnId = crypto.randomUUID();
     const lease = await h.store.acquireLease(tab.id, {

@@ -1,6 +1,6 @@
 import type { ChunkStore } from '@chunklog/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../testing/harness';
 
 /**
  * A cancel that lands after the model's whole answer has arrived, while the worker is still
@@ -10,12 +10,7 @@ import { createHarness, type Harness } from '../testing/harness';
  * The store below sends the cancel, and holds the answer's append a moment, once per tab.
  */
 describe('a cancel arriving while the final answer is stored', () => {
-  let harness: Harness | null;
-
-  beforeAll(async () => {
-    harness = await createHarness('nats');
-    if (!harness) return;
-    const h = harness;
+  const getHarness = useHarness('nats', async (h) => {
     const cancelled = new Set<string>();
     const cancellingStore = new Proxy(h.store, {
       get(target, property, receiver) {
@@ -38,13 +33,10 @@ describe('a cancel arriving while the final answer is stored', () => {
     });
     await h.startWorker({ store: cancellingStore, stopTimeoutMs: 500 });
   });
-  afterAll(async () => {
-    await harness?.close();
-  });
 
   it('ends the turn cancelled and releases the tab', async (context) => {
-    if (!harness) return context.skip();
-    const h = harness;
+    const h = getHarness();
+    if (!h) return context.skip();
     const tab = await h.newTab();
     await h.send(tab.id, 'answer [[sim: words 30]] [[sim: rate 200]]', 'enqueue');
     const [done] = await h.turnsDone(tab.id, 1, 10_000);

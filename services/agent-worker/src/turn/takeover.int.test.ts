@@ -1,7 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import type { LiveEvent } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertGapFree, createHarness, type Harness, startWorkerProcess } from '../testing/harness';
+import {
+  assertGapFree,
+  createHarness,
+  type Harness,
+  startWorkerProcess,
+  useHarness,
+} from '../testing/harness';
 
 const leaseMs = 1500;
 let harness: Harness | null;
@@ -162,17 +168,11 @@ describe('a stale writer', () => {
 });
 
 describe('stopping a worker mid-turn', () => {
-  let own: Harness | null;
-  beforeAll(async () => {
-    own = await createHarness('nats');
-  });
-  afterAll(async () => {
-    await own?.close();
-  });
+  const getOwnHarness = useHarness();
 
   it('leaves the turn to another worker once the lease lapses, without writing after stop', async (context) => {
-    if (!own) return context.skip();
-    const h = own;
+    const h = getOwnHarness();
+    if (!h) return context.skip();
     const tab = await h.newTab();
     const leaving = await h.startWorker({
       workerId: 'leaving',
