@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Chunk } from '@chunklog/chunk-core';
+import type { Chunk, Tab } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertGapFree, createHarness, type Harness, openingChunk } from '../testing/harness';
 import { holdTool } from '../testing/hold-tool';
@@ -29,6 +29,15 @@ async function startWorker(h: Harness): Promise<Worker> {
     tools: [...builtinTools(), hold.tool, holdAgain.tool],
   });
   return worker;
+}
+
+/** A new tab whose turn, on the suite's worker, is held in `tool` (which `text` calls). */
+async function turnHeldIn(tool: typeof hold, h: Harness, text: string): Promise<Tab> {
+  await startWorker(h);
+  const tab = await h.newTab();
+  await h.send(tab.id, text);
+  await tool.running;
+  return tab;
 }
 
 async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
@@ -98,10 +107,7 @@ describe('durable cancel', () => {
 
   it('stops a turn between steps on a cancel nobody published, and runs a message sent after it as its own turn', async (context) => {
     if (!harness) return context.skip();
-    await startWorker(harness);
-    const tab = await harness.newTab();
-    await harness.send(tab.id, 'held-between-steps [[sim: tool hold {}]]');
-    await hold.running;
+    const tab = await turnHeldIn(hold, harness, 'held-between-steps [[sim: tool hold {}]]');
     // Recorded only (the NATS publish lost): the worker finds it before its next model call.
     await harness.store.requestCancel(tab.id);
     const laterId = await harness.send(tab.id, 'sent-after-the-stop [[sim: text "second"]]');
@@ -143,10 +149,11 @@ describe('durable cancel', () => {
 
   it('stops a turn between steps on a cancel only recorded in Postgres, with no message to carry it', async (context) => {
     if (!harness) return context.skip();
-    await startWorker(harness);
-    const tab = await harness.newTab();
-    await harness.send(tab.id, 'recorded-between-steps [[sim: tool hold_again {}]]');
-    await holdAgain.running;
+    const tab = await turnHeldIn(
+      holdAgain,
+      harness,
+      'recorded-between-steps [[sim: tool hold_again {}]]',
+    );
     // Nothing else tells the worker: no NATS publish, no later message stamped after it.
     await harness.store.requestCancel(tab.id);
     holdAgain.release();
