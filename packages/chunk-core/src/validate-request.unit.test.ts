@@ -17,6 +17,8 @@ const thinking = (value = 'hm', signature = 'sig') => ({
   signature,
 });
 const ephemeral = { type: 'ephemeral' };
+/** A user's message, then an assistant message calling tool t1. */
+const t1Called = [user(text('a')), assistant(toolUse('t1'))];
 
 function request(messages: unknown[], extra: Record<string, unknown> = {}) {
   return { model: 'claude-test', max_tokens: 4096, messages, ...extra };
@@ -77,22 +79,17 @@ describe('validateRequest', () => {
   });
 
   it('requires every tool_use to be answered in the very next message', () => {
-    const dangling = request([user(text('a')), assistant(toolUse('t1'))]);
+    const dangling = request(t1Called);
     const violations = validateRequest(dangling);
     expect(violations.map((violation) => violation.path)).toEqual(['messages.1']);
     expect(violations[0]?.message).toContain('without `tool_result` blocks immediately after: t1');
-    expect(
-      paths(request([user(text('a')), assistant(toolUse('t1')), user(text('no result'))])),
-    ).toEqual(['messages.1']);
-    expect(
-      paths(request([user(text('a')), assistant(toolUse('t1')), user(toolResult('t1'))])),
-    ).toEqual([]);
+    expect(paths(request([...t1Called, user(text('no result'))]))).toEqual(['messages.1']);
+    expect(paths(request([...t1Called, user(toolResult('t1'))]))).toEqual([]);
   });
 
   it('looks for the results only in the very next message', () => {
     const body = request([
-      user(text('a')),
-      assistant(toolUse('t1')),
+      ...t1Called,
       user(text('b')),
       assistant(text('c')),
       user(toolResult('t1')),
@@ -102,32 +99,19 @@ describe('validateRequest', () => {
 
   it('rejects a tool_result that answers no tool_use of the previous message', () => {
     expect(paths(request([user(toolResult('t9'))]))).toEqual(['messages.0.content.0']);
-    expect(
-      paths(
-        request([
-          user(text('a')),
-          assistant(toolUse('t1')),
-          user(toolResult('t1'), toolResult('t2')),
-        ]),
-      ),
-    ).toEqual(['messages.2.content.1']);
+    expect(paths(request([...t1Called, user(toolResult('t1'), toolResult('t2'))]))).toEqual([
+      'messages.2.content.1',
+    ]);
   });
 
   it('rejects two results for one tool_use and reused tool_use ids', () => {
+    expect(paths(request([...t1Called, user(toolResult('t1'), toolResult('t1'))]))).toEqual([
+      'messages.2.content.1',
+    ]);
     expect(
       paths(
         request([
-          user(text('a')),
-          assistant(toolUse('t1')),
-          user(toolResult('t1'), toolResult('t1')),
-        ]),
-      ),
-    ).toEqual(['messages.2.content.1']);
-    expect(
-      paths(
-        request([
-          user(text('a')),
-          assistant(toolUse('t1')),
+          ...t1Called,
           user(toolResult('t1')),
           assistant(toolUse('t1')),
           user(toolResult('t1')),
@@ -165,11 +149,12 @@ describe('validateRequest', () => {
   });
 
   it('rejects an errored tool_result without content', () => {
-    const base = [user(text('a')), assistant(toolUse('t1'))];
     const errored = { type: 'tool_result', tool_use_id: 't1', is_error: true };
-    expect(paths(request([...base, user(errored)]))).toEqual(['messages.2.content.0.tool_result']);
-    expect(paths(request([...base, user({ ...errored, content: 'boom' })]))).toEqual([]);
-    expect(paths(request([...base, user(toolResult('t1', [text('')]))]))).toEqual([
+    expect(paths(request([...t1Called, user(errored)]))).toEqual([
+      'messages.2.content.0.tool_result',
+    ]);
+    expect(paths(request([...t1Called, user({ ...errored, content: 'boom' })]))).toEqual([]);
+    expect(paths(request([...t1Called, user(toolResult('t1', [text('')]))]))).toEqual([
       'messages.2.content.0.tool_result.content.0',
     ]);
   });
