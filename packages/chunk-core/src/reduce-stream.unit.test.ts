@@ -16,6 +16,19 @@ import { ChunkLogWriter } from './testing/arbitrary-chunk-log';
 const fixturesDirectory = join(import.meta.dirname, '../../../test/fixtures/anthropic-streams');
 const fixtureNames = readdirSync(fixturesDirectory).filter((name) => name.endsWith('.jsonl'));
 
+/** A tool_use block opening at index 0. */
+const toolUseStart = (id: string) => ({
+  type: 'content_block_start',
+  index: 0,
+  content_block: { type: 'tool_use', id, name: 'lookup', input: {} },
+});
+/** A piece of the JSON input of the block at index 0. */
+const inputJson = (partialJson: string) => ({
+  type: 'content_block_delta',
+  index: 0,
+  delta: { type: 'input_json_delta', partial_json: partialJson },
+});
+
 function readFixture(name: string): { raw: string; events: Record<string, unknown>[] } {
   const raw = readFileSync(join(fixturesDirectory, name), 'utf8');
   const events = raw
@@ -240,19 +253,7 @@ describe('reduceStream on streams that end early', () => {
       opened: true,
     });
 
-    const toolCut = reduceStream([
-      messageStart,
-      {
-        type: 'content_block_start',
-        index: 0,
-        content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} },
-      },
-      {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'input_json_delta', partial_json: '{"q": "ab' },
-      },
-    ]);
+    const toolCut = reduceStream([messageStart, toolUseStart('toolu_1'), inputJson('{"q": "ab')]);
     expect(toolCut.operations).toEqual([]);
     expect(interruptedBlock(toolCut.state)).toMatchObject({
       disposition: 'drop',
@@ -338,16 +339,8 @@ describe('reduceStream with redacted thinking', () => {
 
   it('reports tool input that is not a JSON object', () => {
     const { operations } = reduceStream([
-      {
-        type: 'content_block_start',
-        index: 0,
-        content_block: { type: 'tool_use', id: 'toolu_9', name: 'lookup', input: {} },
-      },
-      {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'input_json_delta', partial_json: '[1,' },
-      },
+      toolUseStart('toolu_9'),
+      inputJson('[1,'),
       { type: 'content_block_stop', index: 0 },
     ]);
     expect(operations).toEqual([
