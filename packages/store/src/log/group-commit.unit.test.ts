@@ -58,6 +58,11 @@ function row(id: string, seq: number, extra: Record<string, unknown> = {}) {
   };
 }
 
+/** A batch's answer row for an append it made (not one it deferred). */
+function batchRow(id: string, seq: number) {
+  return row(id, seq, { item: null, deferred: false });
+}
+
 /** Starts a lone append (which takes the lane) and returns it with its statement. */
 async function occupyLane(
   harness: ReturnType<typeof scriptedClient>,
@@ -101,11 +106,7 @@ describe('group commit', () => {
     ]);
     expect(batch.name).toBe('chunklog_append_batch');
     expect(batch.values[0]).toBe('{a,b,a}');
-    batch.resolve([
-      row('a1', 1, { item: null, deferred: false }),
-      row('b1', 1, { item: null, deferred: false }),
-      row('a2', 2, { item: null, deferred: false }),
-    ]);
+    batch.resolve([batchRow('a1', 1), batchRow('b1', 1), batchRow('a2', 2)]);
     expect((await Promise.all(appends)).map((chunks) => chunks[0]!.id)).toEqual(['a1', 'b1', 'a2']);
     expect(harness.pending()).toBe(0);
   });
@@ -127,17 +128,11 @@ describe('group commit', () => {
       later(first, request('a', 'a2')),
       later(second, request('b', 'b2')),
     ]);
-    batch.resolve([
-      row('a1', 1, { item: null, deferred: false }),
-      row('b1', 1, { item: null, deferred: false }),
-    ]);
+    batch.resolve([batchRow('a1', 1), batchRow('b1', 1)]);
     const next = await harness.next();
     expect(next.name).toBe('chunklog_append_batch');
     expect(next.values[0]).toBe('{a,b}');
-    next.resolve([
-      row('a2', 2, { item: null, deferred: false }),
-      row('b2', 2, { item: null, deferred: false }),
-    ]);
+    next.resolve([batchRow('a2', 2), batchRow('b2', 2)]);
     expect((await again).map((chunks) => chunks[0]!.seq)).toEqual([2, 2]);
     await commit.idle();
   });
@@ -155,11 +150,7 @@ describe('group commit', () => {
     ];
     // Caught at once: the fenced append fails while the test is still answering statements.
     const fencedError = fenced.catch((error: unknown) => error);
-    batch.resolve([
-      row('a1', 4, { item: null, deferred: false }),
-      { item: 2, deferred: true },
-      { item: 3, deferred: true },
-    ]);
+    batch.resolve([batchRow('a1', 4), { item: 2, deferred: true }, { item: 3, deferred: true }]);
     expect((await good)[0]!.seq).toBe(4);
     const fencedCall = await harness.next();
     expect(fencedCall.values[0]).toBe('b');
