@@ -1,18 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, startWorkerProcess } from './testing/harness';
+import { describe, expect, it } from 'vitest';
+import { type Harness, startWorkerProcess, useHarness } from './testing/harness';
 import { parseExposition } from './testing/parse-exposition';
 
-let harness: Harness | null;
-let child: ChildProcess | undefined;
-
-beforeAll(async () => {
-  harness = await createHarness('nats');
-});
-afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
-  await harness?.close();
-});
+const getHarness = useHarness();
 
 /** `npm run start:worker` with METRICS_PORT=0; resolves with the metrics URL it logged. */
 async function startChildWorker(h: Harness): Promise<{ worker: ChildProcess; metricsUrl: string }> {
@@ -21,12 +12,12 @@ async function startChildWorker(h: Harness): Promise<{ worker: ChildProcess; met
     { WORKER_ID: 'metrics-child', METRICS_PORT: '0' },
     /"msg":"metrics served"/,
   );
-  child = worker;
   return { worker, metricsUrl: (JSON.parse(readyLine) as { url: string }).url };
 }
 
 describe('npm run start:worker with METRICS_PORT', () => {
   it('serves the figures of the turns it ran on GET /metrics, and stops serving on SIGTERM', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const { worker, metricsUrl } = await startChildWorker(harness);
     expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);

@@ -68,6 +68,8 @@ export interface Harness {
   turnsDone(tabId: string, count: number, timeoutMs?: number): Promise<LiveEvent[]>;
   /** Waits for the tab's first turn-done, expects it to say `reason`, and returns the log then. */
   awaitTurnEnd(tabId: string, reason: TurnDoneReason): Promise<Chunk[]>;
+  /** Runs `cleanup` when the harness closes, before it closes anything of its own. */
+  onClose(cleanup: () => void): void;
   close(): Promise<void>;
 }
 
@@ -116,6 +118,7 @@ export async function createHarness(
     for (const waiter of waiters) waiter();
   });
   const workers: Worker[] = [];
+  const cleanups: (() => void)[] = [];
 
   const harness: Harness = {
     store,
@@ -191,7 +194,11 @@ export async function createHarness(
       expect(done?.event === 'turn-done' && done.data.reason).toBe(reason);
       return store.readAll(tabId);
     },
+    onClose(cleanup) {
+      cleanups.push(cleanup);
+    },
     async close() {
+      for (const cleanup of cleanups.splice(0)) cleanup();
       await Promise.allSettled(workers.map((worker) => worker.stop()));
       await subscription.stop();
       await simulator.close();
@@ -245,7 +252,8 @@ const repositoryRoot = fileURLToPath(new URL('../../../..', import.meta.url));
 
 /**
  * The real worker entry (`npm run start:worker`) as a child process on the harness's database,
- * NATS prefix and simulator; resolves with the first output line matching `ready`.
+ * NATS prefix and simulator; resolves with the first output line matching `ready`. The harness
+ * kills it on close if it still runs.
  */
 export function startWorkerProcess(
   h: Harness,
@@ -264,6 +272,9 @@ export function startWorkerProcess(
       ...environment,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  h.onClose(() => {
+    if (worker.exitCode === null) worker.kill('SIGKILL');
   });
   return new Promise((resolve, reject) => {
     let output = '';

@@ -1,9 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { buildRequest, type Chunk, type TabConfig, validateRequest } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorkerMetrics, type WorkerMetrics } from '../metrics/worker-metrics';
-import { assertGapFree, createHarness, type Harness, startWorkerProcess } from '../testing/harness';
+import { assertGapFree, type Harness, startWorkerProcess, useHarness } from '../testing/harness';
 
 /*
  * Tabs that outgrow a small context window (the simulator's `context-window` directive, in
@@ -36,16 +35,10 @@ async function counterValue(metrics: WorkerMetrics, labels: { cause: string; out
 }
 
 describe('compaction in the worker (Postgres + the in-process bus, simulator through the SDK)', () => {
-  let harness: Harness | null;
   const metrics = createWorkerMetrics();
-
-  beforeAll(async () => {
-    harness = await createHarness('memory');
-    await harness?.startWorker({ contextWindowTokens: window, compactionThreshold: 0.7, metrics });
-  });
-  afterAll(async () => {
-    await harness?.close();
-  });
+  const getHarness = useHarness('memory', (harness) =>
+    harness.startWorker({ contextWindowTokens: window, compactionThreshold: 0.7, metrics }),
+  );
 
   /** Sends `turns` messages one turn at a time; returns the tab's log. */
   async function drive(
@@ -56,13 +49,14 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     extra = '',
   ): Promise<Chunk[]> {
     for (let turn = from; turn < from + turns; turn += 1) {
-      await harness!.send(tabId, message(marker, turn, extra));
-      await harness!.turnsDone(tabId, turn + 1, 30_000);
+      await getHarness()!.send(tabId, message(marker, turn, extra));
+      await getHarness()!.turnsDone(tabId, turn + 1, 30_000);
     }
-    return harness!.store.readAll(tabId);
+    return getHarness()!.store.readAll(tabId);
   }
 
   it('keeps answering far past the window, compacting, with every chunk still in the log', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab({ system });
     const marker = `long-${randomUUID()}`;
@@ -120,6 +114,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 120_000);
 
   it('recovers from "prompt is too long" by compacting and sending the step again', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     // The threshold is off: only the API's refusal makes the worker compact.
     const config: TabConfig = { system, compaction: { enabled: false } };
@@ -144,6 +139,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 120_000);
 
   it('compacts a reply cut by the window (model_context_window_exceeded) and lets the model go on', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     // Long answers: the window fills during a reply before any prompt passes it.
     const tab = await harness.newTab({ system, compaction: { enabled: false } });
@@ -180,6 +176,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 120_000);
 
   it('compacts twice in a row when one compaction leaves the request above the threshold', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     // A threshold below what the summary and the system prompt take: every step compacts first.
     const tab = await harness.newTab({ system, compaction: { threshold: 0.1 } });
@@ -199,6 +196,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 60_000);
 
   it('a cancel while compaction is retried stores no compaction and leaves a usable log', async (context) => {
+    const harness = getHarness();
     if (!harness) return context.skip();
     const tab = await harness.newTab({ system, compaction: { threshold: 0.1 } });
     const marker = `cancel-${randomUUID()}`;
@@ -231,22 +229,13 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
 });
 
 describe('a worker killed during a compaction (Postgres + NATS, the worker as a child process)', () => {
-  let harness: Harness | null;
-  let child: ChildProcess | undefined;
+  const getHarness = useHarness();
   const leaseMs = 1_500;
 
-  beforeAll(async () => {
-    harness = await createHarness('nats');
-  });
-  afterAll(async () => {
-    if (child && child.exitCode === null) child.kill('SIGKILL');
-    await harness?.close();
-  });
-
   it('leaves no half state: the next holder redoes the compaction once, and the tab answers on', async (context) => {
-    if (!harness) return context.skip();
-    const h = harness;
-    ({ worker: child } = await startWorkerProcess(
+    const h = getHarness();
+    if (!h) return context.skip();
+    const { worker: child } = await startWorkerProcess(
       h,
       {
         ANTHROPIC_API_KEY: 'test-key',
@@ -256,7 +245,7 @@ describe('a worker killed during a compaction (Postgres + NATS, the worker as a 
         WORKER_ID: 'compacting-child',
       },
       /agent worker ready/,
-    ));
+    );
     const tab = await h.newTab({ system });
     const marker = `killed-${randomUUID()}`;
     // The first three compaction requests of this conversation are answered 529 unavailable:

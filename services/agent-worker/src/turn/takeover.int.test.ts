@@ -1,25 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import type { LiveEvent } from '@chunklog/chunk-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertGapFree,
-  createHarness,
-  type Harness,
-  startWorkerProcess,
-  useHarness,
-} from '../testing/harness';
+import { describe, expect, it } from 'vitest';
+import { assertGapFree, type Harness, startWorkerProcess, useHarness } from '../testing/harness';
 
 const leaseMs = 1500;
-let harness: Harness | null;
-let child: ChildProcess | undefined;
-
-beforeAll(async () => {
-  harness = await createHarness('nats');
-});
-afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
-  await harness?.close();
-});
+const getHarness = useHarness();
 
 /** The real worker entry (`npm run start:worker`) as a child process on the test's database and prefix. */
 async function startChildWorker(h: Harness): Promise<ChildProcess> {
@@ -52,9 +37,9 @@ function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
 
 describe('takeover after a worker dies', () => {
   it('takes over a tab whose worker was SIGKILLed mid-tool within the lease time and finishes the turn cleanly', async (context) => {
-    if (!harness) return context.skip();
-    const h = harness;
-    child = await startChildWorker(h);
+    const h = getHarness();
+    if (!h) return context.skip();
+    const child = await startChildWorker(h);
     const tab = await h.newTab();
     await h.send(
       tab.id,
@@ -121,8 +106,8 @@ describe('takeover after a worker dies', () => {
 
 describe('a stale writer', () => {
   it('is fenced off: the holder re-reads the log, repairs it and finishes the turn', async (context) => {
-    if (!harness) return context.skip();
-    const h = harness;
+    const h = getHarness();
+    if (!h) return context.skip();
     const worker = await h.startWorker({ workerId: 'holder', leaseMs: 5_000 });
     try {
       const tab = await h.newTab();
