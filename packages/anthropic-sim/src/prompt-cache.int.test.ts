@@ -44,6 +44,18 @@ function userText(text: string): Anthropic.MessageParam {
   return { role: 'user', content: [{ type: 'text', text }] };
 }
 
+/** 'Hi' under the long system prompt, which carries the cache breakpoint `cacheControl`. */
+function hiUnderLongSystem(
+  cacheControl: Anthropic.CacheControlEphemeral,
+): Anthropic.MessageCreateParamsNonStreaming {
+  return {
+    model,
+    max_tokens: 64,
+    system: [{ type: 'text', text: longSystem, cache_control: cacheControl }],
+    messages: [userText('Hi')],
+  };
+}
+
 async function runConversation(
   client: Anthropic,
   steps: number,
@@ -128,12 +140,7 @@ describe('prompt caching', () => {
   it('expires an entry 5 minutes after its last hit, refreshing the TTL on each hit', async () => {
     const clock = createManualClock();
     const client = await start(clock);
-    const request = {
-      model,
-      max_tokens: 64,
-      system: [{ type: 'text' as const, text: longSystem, cache_control: ephemeral }],
-      messages: [userText('Hi')],
-    };
+    const request = hiUnderLongSystem(ephemeral);
     expect((await client.messages.create(request)).usage.cache_creation_input_tokens).toBe(
       systemTokens,
     );
@@ -157,18 +164,7 @@ describe('prompt caching', () => {
   it('keeps a 1h entry for an hour and reports it as a 1h write', async () => {
     const clock = createManualClock();
     const client = await start(clock);
-    const request = {
-      model,
-      max_tokens: 64,
-      system: [
-        {
-          type: 'text' as const,
-          text: longSystem,
-          cache_control: { ...ephemeral, ttl: '1h' as const },
-        },
-      ],
-      messages: [userText('Hi')],
-    };
+    const request = hiUnderLongSystem({ ...ephemeral, ttl: '1h' });
     const written = await client.messages.create(request);
     expect(written.usage.cache_creation).toMatchObject({
       ephemeral_1h_input_tokens: systemTokens,
