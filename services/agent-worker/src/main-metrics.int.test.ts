@@ -17,8 +17,7 @@ async function startChildWorker(h: Harness): Promise<{ worker: ChildProcess; met
 
 describe('npm run start:worker with METRICS_PORT', () => {
   it('serves the figures of the turns it ran on GET /metrics, and stops serving on SIGTERM', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const { worker, metricsUrl } = await startChildWorker(harness);
     expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
 

@@ -42,8 +42,7 @@ describe('claiming a tab whose turn ends during the claim', () => {
   });
 
   it('runs the new message as a turn of its own id, not the finished turn’s', async (context) => {
-    const h = getHarness();
-    if (!h) return context.skip();
+    const h = getHarness(context);
     const tab = await h.newTab();
     const finishedTurnId = crypto.randomUUID();
     const lease = await h.store.acquireLease(tab.id, {

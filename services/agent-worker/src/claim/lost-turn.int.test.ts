@@ -12,8 +12,7 @@ const getHarness = useHarness();
 
 describe('a turn this worker lost', () => {
   it('is continued from the log under its own turn id, with a notice, and ends with turn-done', async (context) => {
-    const h = getHarness();
-    if (!h) return context.skip();
+    const h = getHarness(context);
     const tab = await h.newTab();
     const workerId = `worker-${randomUUID().slice(0, 8)}`;
     const turnId = randomUUID();

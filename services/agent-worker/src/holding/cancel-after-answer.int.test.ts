@@ -35,8 +35,7 @@ describe('a cancel arriving while the final answer is stored', () => {
   });
 
   it('ends the turn cancelled and releases the tab', async (context) => {
-    const h = getHarness();
-    if (!h) return context.skip();
+    const h = getHarness(context);
     const tab = await h.newTab();
     await h.send(tab.id, 'answer [[sim: words 30]] [[sim: rate 200]]', 'enqueue');
     const [done] = await h.turnsDone(tab.id, 1, 10_000);

@@ -6,16 +6,21 @@ import {
   snapshotSubject,
 } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
-import { assertGapFree, useHarnessWithWorker } from '../testing/harness';
+import { assertGapFree, type Harness, useHarnessWithWorker } from '../testing/harness';
 
 const getHarness = useHarnessWithWorker();
 
 /** Resolves with the first event of the tab that matches. */
-function eventSeen(tabId: string, match: (event: LiveEvent) => boolean, timeoutMs = 10_000) {
+function eventSeen(
+  h: Harness,
+  tabId: string,
+  match: (event: LiveEvent) => boolean,
+  timeoutMs = 10_000,
+) {
   return new Promise<LiveEvent>((resolve, reject) => {
     const started = Date.now();
     const poll = () => {
-      const found = getHarness()!.events.get(tabId)?.find(match);
+      const found = h.events.get(tabId)?.find(match);
       if (found) resolve(found);
       else if (Date.now() - started > timeoutMs) reject(new Error('event not seen'));
       else setTimeout(poll, 10);
@@ -29,11 +34,10 @@ const sealOf = (type: Chunk['type']) => (event: LiveEvent) =>
 
 describe('double texting', () => {
   it('lands an interrupt after the running step’s tool results, and the next step sees it', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'first-interrupt-case [[sim: tool sleep {"milliseconds":600}]]');
-    await eventSeen(tab.id, sealOf('tool_call'));
+    await eventSeen(harness, tab.id, sealOf('tool_call'));
     const interruptId = await harness.send(
       tab.id,
       'also this [[sim: text "noted the interrupt"]]',
@@ -62,11 +66,10 @@ describe('double texting', () => {
   });
 
   it('runs an enqueued message as a second turn after the first', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'first turn [[sim: tool sleep {"milliseconds":400}]]');
-    await eventSeen(tab.id, sealOf('tool_call'));
+    await eventSeen(harness, tab.id, sealOf('tool_call'));
     const queuedId = await harness.send(tab.id, 'second turn [[sim: text "two"]]', 'enqueue');
     const done = await harness.turnsDone(tab.id, 2);
     expect(done.map((event) => event.event === 'turn-done' && event.data.reason)).toEqual([
@@ -91,11 +94,10 @@ describe('double texting', () => {
   });
 
   it('refuses a reject-mode message while a turn runs, leaving a system notice', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'busy [[sim: tool sleep {"milliseconds":400}]]');
-    await eventSeen(tab.id, sealOf('tool_call'));
+    await eventSeen(harness, tab.id, sealOf('tool_call'));
     const rejectedId = await harness.send(tab.id, 'not now', 'reject');
     await harness.turnsDone(tab.id, 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -115,12 +117,11 @@ describe('double texting', () => {
 
 describe('cancel and the open-block snapshot', () => {
   it('serves the open block, then cancel seals its text as interrupted and ends the turn', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'long answer [[sim: words 400]] [[sim: rate 400]]');
-    const open = await eventSeen(tab.id, (event) => event.event === 'chunk-open');
-    await eventSeen(tab.id, (event) => event.event === 'chunk-delta');
+    const open = await eventSeen(harness, tab.id, (event) => event.event === 'chunk-open');
+    await eventSeen(harness, tab.id, (event) => event.event === 'chunk-delta');
     const snapshot = OpenBlockSnapshotSchema.parse(
       await harness.bus.request(snapshotSubject(tab.id), {}),
     );
@@ -149,11 +150,10 @@ describe('cancel and the open-block snapshot', () => {
   });
 
   it('answers a running tool call with an error on cancel, and the next turn still builds a valid request', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'slow tool [[sim: tool sleep {"milliseconds":20000}]]');
-    await eventSeen(tab.id, sealOf('tool_call'));
+    await eventSeen(harness, tab.id, sealOf('tool_call'));
     await harness.bus.publish(cancelSubject(tab.id), { tabId: tab.id });
     const [done] = await harness.turnsDone(tab.id, 1, 5_000);
     expect(done?.event === 'turn-done' && done.data.reason).toBe('cancelled');

@@ -7,8 +7,7 @@ const getHarness = useHarnessWithWorker();
 
 describe('a message the store refuses', () => {
   it('ends as an error in its tab, under a turn of its own, and the tab goes on', async (context) => {
-    const h = getHarness();
-    if (!h) return context.skip();
+    const h = getHarness(context);
     const tab = await h.newTab();
     // The gateway never sends this (a NUL character), but a message the store refuses must not
     // vanish without a word in its tab.

@@ -32,7 +32,7 @@ import {
   testSubjectPrefix,
 } from '@chunklog/test-infra';
 import { pino } from 'pino';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, type TestContext } from 'vitest';
 import { createWorker, type Worker, type WorkerDependencies } from '../worker';
 
 export interface Harness {
@@ -212,12 +212,13 @@ export async function createHarness(
 
 /**
  * One harness for the calling suite: created before its tests (then `prepare`d, say with a
- * worker started), closed after them. The getter returns null when the servers are unreachable.
+ * worker started), closed after them. The function returned gives a test the harness, or skips
+ * the test when the servers the harness needs are unreachable.
  */
 export function useHarness(
   bus: 'nats' | 'memory' = 'nats',
   prepare?: (harness: Harness) => Promise<unknown>,
-): () => Harness | null {
+): (context: TestContext) => Harness {
   let harness: Harness | null = null;
   beforeAll(async () => {
     harness = await createHarness(bus);
@@ -226,7 +227,7 @@ export function useHarness(
   afterAll(async () => {
     await harness?.close();
   });
-  return () => harness;
+  return (context) => harness ?? context.skip('Postgres or NATS is unreachable');
 }
 
 /** A harness with one worker started on it, for the calling suite. */

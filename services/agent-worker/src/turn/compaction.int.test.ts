@@ -42,6 +42,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
 
   /** Sends `turns` messages one turn at a time; returns the tab's log. */
   async function drive(
+    h: Harness,
     tabId: string,
     marker: string,
     turns: number,
@@ -49,19 +50,18 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     extra = '',
   ): Promise<Chunk[]> {
     for (let turn = from; turn < from + turns; turn += 1) {
-      await getHarness()!.send(tabId, message(marker, turn, extra));
-      await getHarness()!.turnsDone(tabId, turn + 1, 30_000);
+      await h.send(tabId, message(marker, turn, extra));
+      await h.turnsDone(tabId, turn + 1, 30_000);
     }
-    return getHarness()!.store.readAll(tabId);
+    return h.store.readAll(tabId);
   }
 
   it('keeps answering far past the window, compacting, with every chunk still in the log', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab({ system });
     const marker = `long-${randomUUID()}`;
     const turns = 30;
-    const log = await drive(tab.id, marker, turns);
+    const log = await drive(harness, tab.id, marker, turns);
 
     expect(turnReasons(harness, tab.id)).toEqual(Array(turns).fill('completed'));
     assertGapFree(log);
@@ -114,8 +114,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 120_000);
 
   it('recovers from "prompt is too long" by compacting and sending the step again', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     // The threshold is off: only the API's refusal makes the worker compact.
     const config: TabConfig = { system, compaction: { enabled: false } };
     const tab = await harness.newTab(config);
@@ -124,7 +123,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     // Long questions, three-word answers: a prompt grows by some 300 tokens a turn, so it jumps
     // past the window (refused) rather than landing in the few tokens where a reply would be cut.
     const question = `${'Tell me everything about the sky over the harbour today. '.repeat(20)} [[sim: words 3]]`;
-    const log = await drive(tab.id, marker, 20, 0, question);
+    const log = await drive(harness, tab.id, marker, 20, 0, question);
 
     expect(turnReasons(harness, tab.id)).toEqual(Array(20).fill('completed'));
     assertGapFree(log);
@@ -139,8 +138,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 120_000);
 
   it('compacts a reply cut by the window (model_context_window_exceeded) and lets the model go on', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     // Long answers: the window fills during a reply before any prompt passes it.
     const tab = await harness.newTab({ system, compaction: { enabled: false } });
     const marker = `cut-${randomUUID()}`;
@@ -176,12 +174,11 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 120_000);
 
   it('compacts twice in a row when one compaction leaves the request above the threshold', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     // A threshold below what the summary and the system prompt take: every step compacts first.
     const tab = await harness.newTab({ system, compaction: { threshold: 0.1 } });
     const marker = `twice-${randomUUID()}`;
-    const log = await drive(tab.id, marker, 4);
+    const log = await drive(harness, tab.id, marker, 4);
 
     expect(turnReasons(harness, tab.id)).toEqual(Array(4).fill('completed'));
     const found = compactions(log);
@@ -196,11 +193,10 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
   }, 60_000);
 
   it('a cancel while compaction is retried stores no compaction and leaves a usable log', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab({ system, compaction: { threshold: 0.1 } });
     const marker = `cancel-${randomUUID()}`;
-    await drive(tab.id, marker, 1);
+    await drive(harness, tab.id, marker, 1);
     // The next compaction is refused as unavailable many times: the worker keeps retrying.
     const before = (await harness.store.readAll(tab.id)).length;
     await harness.send(
@@ -233,8 +229,7 @@ describe('a worker killed during a compaction (Postgres + NATS, the worker as a 
   const leaseMs = 1_500;
 
   it('leaves no half state: the next holder redoes the compaction once, and the tab answers on', async (context) => {
-    const h = getHarness();
-    if (!h) return context.skip();
+    const h = getHarness(context);
     const { worker: child } = await startWorkerProcess(
       h,
       {

@@ -8,8 +8,7 @@ const getHarness = useHarnessWithWorker();
 
 describe('model errors', () => {
   it('retries a 529 and completes the turn', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(
       tab.id,
@@ -25,8 +24,7 @@ describe('model errors', () => {
   });
 
   it('waits at least retry-after before retrying a 429', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'rate-limited [[sim: error 429 retry-after=1 times=1]]');
     await harness.turnsDone(tab.id, 1);
@@ -36,8 +34,7 @@ describe('model errors', () => {
   });
 
   it('turns a persistent 500 into an error chunk and turn-done error, leaving a usable log', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(tab.id, 'always-failing [[sim: error 500]]');
     await harness.awaitTurnEnd(tab.id, 'error');
@@ -65,8 +62,7 @@ describe('model errors', () => {
   });
 
   it('handles an error event mid-stream: keeps the partial text, retries, and the log still builds a valid request', async (context) => {
-    const harness = getHarness();
-    if (!harness) return context.skip();
+    const harness = getHarness(context);
     const tab = await harness.newTab();
     await harness.send(
       tab.id,

@@ -37,8 +37,7 @@ function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
 
 describe('takeover after a worker dies', () => {
   it('takes over a tab whose worker was SIGKILLed mid-tool within the lease time and finishes the turn cleanly', async (context) => {
-    const h = getHarness();
-    if (!h) return context.skip();
+    const h = getHarness(context);
     const child = await startChildWorker(h);
     const tab = await h.newTab();
     await h.send(
@@ -106,8 +105,7 @@ describe('takeover after a worker dies', () => {
 
 describe('a stale writer', () => {
   it('is fenced off: the holder re-reads the log, repairs it and finishes the turn', async (context) => {
-    const h = getHarness();
-    if (!h) return context.skip();
+    const h = getHarness(context);
     const worker = await h.startWorker({ workerId: 'holder', leaseMs: 5_000 });
     try {
       const tab = await h.newTab();
@@ -156,8 +154,7 @@ describe('stopping a worker mid-turn', () => {
   const getOwnHarness = useHarness();
 
   it('leaves the turn to another worker once the lease lapses, without writing after stop', async (context) => {
-    const h = getOwnHarness();
-    if (!h) return context.skip();
+    const h = getOwnHarness(context);
     const tab = await h.newTab();
     const leaving = await h.startWorker({
       workerId: 'leaving',

@@ -27,8 +27,7 @@ for (const bus of ['nats', 'memory'] as const) {
     const getHarness = useHarnessWithWorker(bus);
 
     it('persists, publishes and sends the same steps, each request extending the previous one byte for byte', async (context) => {
-      const harness = getHarness();
-      if (!harness) return context.skip();
+      const harness = getHarness(context);
       const tab = await harness.newTab({ system: longSystem });
       const chunkId = await harness.send(
         tab.id,
@@ -153,8 +152,7 @@ for (const bus of ['nats', 'memory'] as const) {
     });
 
     it('stops at the step cap with every call answered and turn-done max_steps', async (context) => {
-      const harness = getHarness();
-      if (!harness) return context.skip();
+      const harness = getHarness(context);
       const tab = await harness.newTab({ maxSteps: 2 });
       await harness.send(tab.id, 'capped [[sim: tool get_time {}]] [[sim: steps 5]]');
       const log = await harness.awaitTurnEnd(tab.id, 'max_steps');
@@ -173,8 +171,7 @@ for (const bus of ['nats', 'memory'] as const) {
     });
 
     it('replays signed thinking byte for byte across steps when thinking is on', async (context) => {
-      const harness = getHarness();
-      if (!harness) return context.skip();
+      const harness = getHarness(context);
       const tab = await harness.newTab({ thinking: { budgetTokens: 1024 }, maxTokens: 4096 });
       await harness.send(tab.id, 'think-then-tool [[sim: tool calculator {"expression":"1+1"}]]');
       const log = await harness.awaitTurnEnd(tab.id, 'completed');
