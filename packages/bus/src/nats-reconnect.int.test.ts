@@ -33,6 +33,16 @@ async function waitForReady(bus: Bus, expected: boolean, timeoutMs: number): Pro
   }
 }
 
+/** Consumes `queue` on `bus`, acking each item; returns the items' data as they arrive. */
+async function consumeInto(bus: Bus, queue: string): Promise<unknown[]> {
+  const received: unknown[] = [];
+  await bus.consume(queue, async (item) => {
+    received.push(item.data);
+    await item.ack();
+  });
+  return received;
+}
+
 describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
   let server: PrivateNatsServer;
   let bus: Bus;
@@ -55,11 +65,7 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
   it('resumes a subscription and a consumer, and keeps a queued item, after a crash', async () => {
     const events: unknown[] = [];
     await bus.subscribe('chunklog.tab.*.evt.chunk-seal', (payload) => events.push(payload));
-    const processed: unknown[] = [];
-    await bus.consume('intake', async (item) => {
-      processed.push(item.data);
-      await item.ack();
-    });
+    const processed = await consumeInto(bus, 'intake');
 
     await bus.publish('chunklog.tab.a.evt.chunk-seal', 'before');
     await bus.enqueue('intake', 'job before', { msgId: 'before' });
@@ -89,11 +95,7 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
       `reconnected ${reconnectMs} ms after the restart; consumer resumed after ${Date.now() - restartedAt} ms`,
     );
 
-    const parked: unknown[] = [];
-    await bus.consume('parked', async (item) => {
-      parked.push(item.data);
-      await item.ack();
-    });
+    const parked = await consumeInto(bus, 'parked');
     await waitUntil(() => parked.length === 1, 'the queued item survives', 10_000);
     expect(parked).toEqual(['waiting through the crash']);
   });
@@ -117,11 +119,7 @@ describe.skipIf(!serverAvailable)('NATS bus across a server restart', () => {
       await gateway.enqueue('intake-lost', 'after the loss', { msgId: 'lost-2' });
       // The consuming side reconnects on its own schedule; starting a consumer needs it back.
       await waitForReady(bus, true, 10_000);
-      const received: unknown[] = [];
-      await bus.consume('intake-lost', async (item) => {
-        received.push(item.data);
-        await item.ack();
-      });
+      const received = await consumeInto(bus, 'intake-lost');
       await waitUntil(() => received.length === 1, 'the item enqueued after the loss', 15_000);
       expect(received).toEqual(['after the loss']);
     } finally {
