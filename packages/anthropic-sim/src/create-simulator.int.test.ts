@@ -17,6 +17,36 @@ const weatherTool = {
 const logLines: string[] = [];
 const sim = useSimulatorClient({ logger: (line) => logLines.push(line) }, { maxRetries: 2 });
 
+/**
+ * A tool turn from `text` as an agent loop runs it, with the weather tool offered: each reply's
+ * calls answered with `result(round)`, until a reply calls no tool or after `maxRounds` replies.
+ */
+async function toolLoop(text: string, maxRounds: number, result: (round: number) => string) {
+  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: text }];
+  const replies: Anthropic.Message[] = [];
+  for (let round = 0; round < maxRounds; round += 1) {
+    const reply = await sim.client.messages.create({
+      model,
+      max_tokens: 512,
+      tools: [weatherTool],
+      messages,
+    });
+    replies.push(reply);
+    messages.push({ role: 'assistant', content: reply.content });
+    const uses = reply.content.filter((block) => block.type === 'tool_use');
+    if (uses.length === 0) break;
+    messages.push({
+      role: 'user',
+      content: uses.map((block) => ({
+        type: 'tool_result' as const,
+        tool_use_id: block.id,
+        content: result(round),
+      })),
+    });
+  }
+  return { replies, messages };
+}
+
 /** Posts a raw request, for what the SDK hides (headers, framing, other versions). */
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
   return fetch(`${sim.simulator.url}${path}`, {
@@ -218,32 +248,12 @@ describe('POST /v1/messages', () => {
   });
 
   it('drives an N-step tool turn with [[sim: steps N]]', async () => {
-    const messages: Anthropic.MessageParam[] = [
-      {
-        role: 'user',
-        content: 'Count up [[sim: steps 3]] [[sim: tool get_weather {"city":"Rome"}]]',
-      },
-    ];
-    const stopReasons: string[] = [];
-    for (let round = 0; round < 6; round += 1) {
-      const reply = await sim.client.messages.create({
-        model,
-        max_tokens: 512,
-        tools: [weatherTool],
-        messages,
-      });
-      stopReasons.push(reply.stop_reason ?? 'null');
-      messages.push({ role: 'assistant', content: reply.content });
-      if (reply.stop_reason !== 'tool_use') break;
-      messages.push({
-        role: 'user',
-        content: reply.content.flatMap((block) =>
-          block.type === 'tool_use'
-            ? [{ type: 'tool_result' as const, tool_use_id: block.id, content: `sunny ${round}` }]
-            : [],
-        ),
-      });
-    }
+    const { replies, messages } = await toolLoop(
+      'Count up [[sim: steps 3]] [[sim: tool get_weather {"city":"Rome"}]]',
+      6,
+      (round) => `sunny ${round}`,
+    );
+    const stopReasons = replies.map((reply) => reply.stop_reason ?? 'null');
     expect(stopReasons).toEqual(['tool_use', 'tool_use', 'tool_use', 'end_turn']);
     const answer = messages.at(-1)?.content;
     expect(JSON.stringify(answer)).toContain('sunny 2');
@@ -256,30 +266,16 @@ describe('POST /v1/messages', () => {
   });
 
   it('runs a steps-only turn on the first offered tool, repeating its call', async () => {
-    const messages: Anthropic.MessageParam[] = [
-      { role: 'user', content: 'Keep going [[sim: steps 2]]' },
-    ];
-    const calls: unknown[] = [];
-    for (let round = 0; round < 4; round += 1) {
-      const reply = await sim.client.messages.create({
-        model,
-        max_tokens: 512,
-        tools: [weatherTool],
-        messages,
-      });
-      messages.push({ role: 'assistant', content: reply.content });
-      const uses = reply.content.filter((block) => block.type === 'tool_use');
-      if (uses.length === 0) break;
-      calls.push(...uses.map((block) => [block.name, block.input]));
-      messages.push({
-        role: 'user',
-        content: uses.map((block) => ({
-          type: 'tool_result' as const,
-          tool_use_id: block.id,
-          content: `result ${round}`,
-        })),
-      });
-    }
+    const { replies, messages } = await toolLoop(
+      'Keep going [[sim: steps 2]]',
+      4,
+      (round) => `result ${round}`,
+    );
+    const calls = replies.flatMap((reply) =>
+      reply.content.flatMap((block) =>
+        block.type === 'tool_use' ? [[block.name, block.input]] : [],
+      ),
+    );
     expect(calls).toEqual([
       ['get_weather', { city: 'Keep going' }],
       ['get_weather', { city: 'Keep going' }],
