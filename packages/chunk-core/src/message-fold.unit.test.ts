@@ -23,6 +23,13 @@ function requestOf(messages: WireMessage[]) {
   return { model: 'claude-test', max_tokens: 4096, messages };
 }
 
+/** The log folded into messages, checked to make a request the API accepts. */
+function foldValid(log: ChunkLogWriter): WireMessage[] {
+  const messages = buildMessages(log.chunks);
+  expect(validateRequest(requestOf(messages))).toEqual([]);
+  return messages;
+}
+
 describe('buildMessages', () => {
   it('folds a step into one assistant message and one user message of its results', () => {
     const log = new ChunkLogWriter();
@@ -95,7 +102,7 @@ describe('buildMessages', () => {
     log.toolCall('toolu_1', 'shell');
     log.userText('actually, stop after this');
     log.toolResult('toolu_1', 'ran');
-    const messages = buildMessages(log.chunks);
+    const messages = foldValid(log);
     expect(messages[2]).toEqual({
       role: 'user',
       content: [
@@ -103,7 +110,6 @@ describe('buildMessages', () => {
         { type: 'text', text: 'actually, stop after this' },
       ],
     });
-    expect(validateRequest(requestOf(messages))).toEqual([]);
   });
 
   it('gives a dangling tool call a synthesized error result (cancel mid-tool)', () => {
@@ -116,7 +122,7 @@ describe('buildMessages', () => {
     log.error('cancelled');
     log.startTurn();
     log.userText('next question');
-    const messages = buildMessages(log.chunks);
+    const messages = foldValid(log);
     expect(messages[2]).toEqual({
       role: 'user',
       content: [
@@ -130,7 +136,6 @@ describe('buildMessages', () => {
         { type: 'text', text: 'next question' },
       ],
     });
-    expect(validateRequest(requestOf(messages))).toEqual([]);
   });
 
   it('closes unanswered calls before the next step of a crashed and resumed turn', () => {
@@ -142,7 +147,7 @@ describe('buildMessages', () => {
     log.step = 1;
     log.assistantText('Resuming.');
     log.toolResult('toolu_1', 'late result');
-    const messages = buildMessages(log.chunks);
+    const messages = foldValid(log);
     expect(messages.map((message) => message.role)).toEqual([
       'user',
       'assistant',
@@ -150,7 +155,6 @@ describe('buildMessages', () => {
       'assistant',
     ]);
     expect(messages[2]?.content[0]).toMatchObject({ tool_use_id: 'toolu_1', is_error: true });
-    expect(validateRequest(requestOf(messages))).toEqual([]);
   });
 
   it('sanitizes tool_use ids consistently for the call and its result, keeping them unique', () => {
@@ -163,7 +167,7 @@ describe('buildMessages', () => {
     log.toolResult('call:1', 'a');
     log.toolResult('call_1', 'b');
     log.toolResult('call:1', 'c');
-    const messages = buildMessages(log.chunks);
+    const messages = foldValid(log);
     const ids = messages[1]?.content.map((block) => (block.type === 'tool_use' ? block.id : ''));
     expect(ids).toEqual(['call_1', 'call_1_2', 'call_1_3']);
     expect(messages[2]?.content).toEqual([
@@ -171,7 +175,6 @@ describe('buildMessages', () => {
       { type: 'tool_result', tool_use_id: 'call_1_2', content: 'b' },
       { type: 'tool_result', tool_use_id: 'call_1_3', content: 'c' },
     ]);
-    expect(validateRequest(requestOf(messages))).toEqual([]);
   });
 
   it('drops empty texts and gives empty tool output a placeholder', () => {
