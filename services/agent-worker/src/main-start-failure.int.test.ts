@@ -1,20 +1,10 @@
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, testPostgresUrl } from '@chunklog/test-infra';
+import { createTestDatabase, freePort, testPostgresUrl } from '@chunklog/test-infra';
 import { describe, expect, it } from 'vitest';
 
 const mainPath = fileURLToPath(new URL('./main.ts', import.meta.url));
 const postgresUrl = await testPostgresUrl();
-
-/** A local port nothing listens on (one just released). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Runs `npm run start:worker`'s entry until it exits; its exit code and output. */
 function runMain(
@@ -40,8 +30,8 @@ function runMain(
 describe('npm run start:worker (main.ts) when a dependency is unreachable', () => {
   it('exits 1 with one line naming Postgres when DATABASE_URL cannot be reached', async () => {
     const { code, output } = await runMain({
-      DATABASE_URL: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
-      NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/none`,
+      NATS_URL: `nats://127.0.0.1:${await freePort()}`,
     });
     expect(code).toBe(1);
     expect(output).toMatch(
@@ -57,7 +47,7 @@ describe('npm run start:worker (main.ts) when a dependency is unreachable', () =
       try {
         const { code, output } = await runMain({
           DATABASE_URL: database.url,
-          NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
+          NATS_URL: `nats://127.0.0.1:${await freePort()}`,
         });
         expect(code).toBe(1);
         expect(output).toMatch(/^chunklog worker failed to start: NATS \(NATS_URL\): /m);
