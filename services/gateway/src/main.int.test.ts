@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import {
   createTestDatabase,
+  freePort,
   type TestDatabase,
   testNatsUrl,
   testPostgresUrl,
@@ -38,15 +38,6 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', (code) => resolve(code));
   });
 
-/** A local port nothing listens on (one just released). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('npm run start:gateway (main.ts)', () => {
   it('refuses to start on a bad environment, naming every problem', async () => {
     const { child, output } = startMain({ PORT: 'many' });
@@ -56,8 +47,8 @@ describe('npm run start:gateway (main.ts)', () => {
 
   it('exits 1 with one line naming Postgres when DATABASE_URL cannot be reached', async () => {
     const { child, output } = startMain({
-      DATABASE_URL: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
-      NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/none`,
+      NATS_URL: `nats://127.0.0.1:${await freePort()}`,
     });
     expect(await exited(child)).toBe(1);
     expect(output()).toMatch(
@@ -100,7 +91,7 @@ describe('npm run start:gateway (main.ts)', () => {
     it('exits 1 with one line naming NATS when NATS_URL cannot be reached', async () => {
       const { child, output } = startMain({
         DATABASE_URL: database.url,
-        NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
+        NATS_URL: `nats://127.0.0.1:${await freePort()}`,
       });
       expect(await exited(child)).toBe(1);
       expect(output()).toMatch(/^chunklog gateway failed to start: NATS \(NATS_URL\): /m);
