@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
+import { type GatewayHarness, type JsonResponse, startGateway } from '../testing/gateway-harness';
 import { embeddedBackend } from '../testing/test-backends';
 
 const allowedOrigin = 'https://chat.example.com';
@@ -32,6 +32,12 @@ describe('CORS', () => {
     await gateway?.close();
   });
 
+  /** The response has `status` and lets a browser at `origin` read it. */
+  function expectAllowedFor(response: JsonResponse, status: number, origin: string) {
+    expect(response.status).toBe(status);
+    expect(response.headers.get('access-control-allow-origin')).toBe(origin);
+  }
+
   function preflight(harness: GatewayHarness, path: string, origin: string, headers: string) {
     return harness.request('OPTIONS', path, {
       key: null,
@@ -51,8 +57,7 @@ describe('CORS', () => {
         allowedOrigin,
         'authorization, content-type, idempotency-key',
       );
-      expect(response.status).toBe(204);
-      expect(response.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expectAllowedFor(response, 204, allowedOrigin);
       expect(listed(response.headers.get('access-control-allow-methods'))).toEqual(
         expect.arrayContaining(['get', 'post', 'patch', 'delete']),
       );
@@ -76,8 +81,7 @@ describe('CORS', () => {
         allowedOrigin,
         'authorization, last-event-id',
       );
-      expect(response.status).toBe(204);
-      expect(response.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expectAllowedFor(response, 204, allowedOrigin);
     });
 
     it('gives another origin no CORS header at all', async () => {
@@ -94,8 +98,7 @@ describe('CORS', () => {
 
     it('allows every origin with *', async () => {
       const response = await preflight(anyOrigin, '/v1/tabs', otherOrigin, 'authorization');
-      expect(response.status).toBe(204);
-      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expectAllowedFor(response, 204, '*');
     });
   });
 
@@ -104,8 +107,7 @@ describe('CORS', () => {
       const listing = await gateway.request('GET', '/v1/tabs', {
         headers: { origin: allowedOrigin },
       });
-      expect(listing.status).toBe(200);
-      expect(listing.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expectAllowedFor(listing, 200, allowedOrigin);
       expect(listed(listing.headers.get('access-control-expose-headers'))).toEqual(
         expect.arrayContaining(['retry-after', 'x-ratelimit-remaining', 'x-request-id']),
       );
@@ -116,16 +118,14 @@ describe('CORS', () => {
         body: { text: 'hello' },
         headers: { origin: allowedOrigin, 'idempotency-key': 'cors-1' },
       });
-      expect(posted.status).toBe(202);
-      expect(posted.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expectAllowedFor(posted, 202, allowedOrigin);
 
       // A browser client must be able to read why it was refused.
       const refused = await gateway.request('GET', '/v1/tabs', {
         key: 'ck_wrong',
         headers: { origin: allowedOrigin },
       });
-      expect(refused.status).toBe(401);
-      expect(refused.headers.get('access-control-allow-origin')).toBe(allowedOrigin);
+      expectAllowedFor(refused, 401, allowedOrigin);
     });
 
     it('carry no CORS header for another origin, which is still served as before', async () => {
