@@ -180,7 +180,13 @@ describe('the chat', () => {
     // Past a few thousand characters the paragraph being typed was no longer parsed each frame,
     // and what showed was still the text so far; sealed, it is Markdown like any other.
     expect(plain).toBe(true);
-    expectStreamedPrefixes(samples, answer);
+    // The last sample may catch the sealed block rendered as Markdown, before it leaves the
+    // open slot: the same text with its emphasis markers gone. Every other one is a prefix.
+    const rendered = squash(answer.replace('**bold**', 'bold'));
+    expectStreamedPrefixes(
+      samples.filter((sample) => squash(sample) !== rendered),
+      answer,
+    );
     await api.idle(tabId, 2);
     expect((await api.textChunks(tabId))[1]!.text).toBe(answer);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
