@@ -35,7 +35,7 @@ import { isExpectedVersionConflictError } from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
 import { Registry } from 'prom-client';
-import { percentile } from './percentile';
+import { median, percentile } from './percentile';
 
 const adminUrl =
   process.env.BENCH_DATABASE_URL ??
@@ -82,13 +82,6 @@ async function timedRate(connections: number, operation: () => Promise<number>):
     }),
   );
   return rows / ((performance.now() - started) / 1000);
-}
-
-function median(values: number[]): number {
-  return percentile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  );
 }
 
 function pick<T>(values: readonly T[]): T {

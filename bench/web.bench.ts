@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../apps/web/test/support/browser';
 import { type Product, startProduct } from '../apps/web/test/support/product';
 import { seedTabs } from '../apps/web/test/support/seed';
+import { median } from './percentile';
 
 const DEEP = 100_000;
 const LONG_TURN = 20_000;
@@ -21,8 +22,6 @@ const PAGE = 500;
 const STREAM_SECONDS = 30;
 /** The CPU slowdown of the second streaming run. */
 const SLOWDOWN = 4;
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 async function heapMb(page: Page): Promise<number> {
   const session = await page.context().newCDPSession(page);
