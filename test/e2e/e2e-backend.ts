@@ -119,7 +119,7 @@ export async function createE2eBackend(input: {
         },
       });
       processes.push(worker);
-      await worker.waitForOutput('agent worker ready', 30_000);
+      await worker.waitForOutput('agent worker ready', 90_000);
       return worker;
     },
     processOutputs() {

@@ -101,7 +101,7 @@ export function startServiceProcess(input: {
 export async function waitUntilReady(
   service: ServiceProcess,
   baseUrl: string,
-  timeoutMs = 30_000,
+  timeoutMs = 90_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

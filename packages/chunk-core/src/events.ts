@@ -71,19 +71,3 @@ export function liveEventSubject(tabId: string, kind: LiveEventKind): string {
 export function tabEventsSubject(tabId: string): string {
   return `chunklog.tab.${tabId}.evt.*`;
 }
-
-export const emptyUsage = (): Usage => ({
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadInputTokens: 0,
-  cacheCreationInputTokens: 0,
-});
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens,
-    cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
-  };
-}

@@ -80,14 +80,12 @@ export {
   NotFoundError,
 } from './errors';
 export {
-  addUsage,
   type ChunkDeltaEvent,
   ChunkDeltaEventSchema,
   type ChunkOpenEvent,
   ChunkOpenEventSchema,
   type ChunkSealEvent,
   ChunkSealEventSchema,
-  emptyUsage,
   type LiveEvent,
   type LiveEventKind,
   LiveEventKindSchema,
@@ -133,6 +131,7 @@ export {
   TabStatusSchema,
 } from './tab';
 export { type TabRequestDefaults, tabRequestOptions } from './tab-request-options';
+export { addUsage, emptyUsage } from './usage';
 export {
   MAX_CACHE_BREAKPOINTS,
   type RequestViolation,

@@ -10,7 +10,8 @@
  */
 import { assertNever } from './assert-never';
 import type { TextData, ThinkingData, ToolCallData } from './chunk';
-import { emptyUsage, type Usage } from './events';
+import type { Usage } from './events';
+import { emptyUsage } from './usage';
 import { type WireStreamEvent, WireStreamEventSchema, type WireStreamUsage } from './wire-types';
 
 /** The chunk types a model stream produces. */
