@@ -12,6 +12,7 @@ export {
   natsEnv,
   shutdownEnv,
 } from './env-schema';
+export { findAncestorWith } from './find-ancestor-with';
 export { EnvError, parseEnv } from './parse-env';
 export {
   type RunUntilSignalOptions,

@@ -1,11 +1,17 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findAncestorWith } from '@chunklog/runtime';
 import type { FastifyInstance } from 'fastify';
 
-/** Where `npm run build -w @chunklog/web` puts the chat app (the root `start` scripts run it). */
-export const defaultWebAppDir = fileURLToPath(
-  new URL('../../../../apps/web/dist', import.meta.url),
+/**
+ * Where `npm run build -w @chunklog/web` puts the chat app (the root `start` scripts run it),
+ * found upward from this module, so the source and the bundles in dist/ both reach it.
+ */
+export const defaultWebAppDir = join(
+  findAncestorWith(import.meta.url, 'apps/web') ??
+    fileURLToPath(new URL('../../../../', import.meta.url)),
+  'apps/web/dist',
 );
 
 const contentTypes: Record<string, string> = {
