@@ -1,3 +1,4 @@
+import { DeploymentMcpServersSchema } from '@chunklog/chunk-core';
 import { databaseEnv, logEnv, modelEnv, natsEnv, parseEnv, shutdownEnv } from '@chunklog/runtime';
 import { z } from 'zod';
 
@@ -28,6 +29,22 @@ export const WorkerConfigSchema = z.object({
     .optional(),
   /** Loopback by default: Prometheus text is for the operator's scraper, not the internet. */
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * MCP servers offered to every tab, as a JSON list (Streamable HTTP and stdio; see the
+   * README's "MCP tool servers").
+   */
+  MCP_SERVERS: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'must be a JSON list of MCP servers' });
+        return z.NEVER;
+      }
+    })
+    .pipe(DeploymentMcpServersSchema)
+    .optional(),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 
