@@ -2,8 +2,28 @@ import { DeploymentMcpServersSchema } from '@chunklog/chunk-core';
 import { databaseEnv, logEnv, modelEnv, natsEnv, parseEnv, shutdownEnv } from '@chunklog/runtime';
 import { z } from 'zod';
 
+/**
+ * MCP_SERVERS: the MCP servers offered to every tab, as a JSON list (Streamable HTTP and stdio;
+ * see the README's "MCP tool servers"). Shared by every process that runs a worker.
+ */
+export const mcpEnv = {
+  MCP_SERVERS: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'must be a JSON list of MCP servers' });
+        return z.NEVER;
+      }
+    })
+    .pipe(DeploymentMcpServersSchema)
+    .optional(),
+};
+
 /** The worker's environment, parsed once at start-up. */
 export const WorkerConfigSchema = z.object({
+  ...mcpEnv,
   ...databaseEnv,
   ...natsEnv,
   ...modelEnv,
@@ -29,22 +49,6 @@ export const WorkerConfigSchema = z.object({
     .optional(),
   /** Loopback by default: Prometheus text is for the operator's scraper, not the internet. */
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  /**
-   * MCP servers offered to every tab, as a JSON list (Streamable HTTP and stdio; see the
-   * README's "MCP tool servers").
-   */
-  MCP_SERVERS: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        context.addIssue({ code: 'custom', message: 'must be a JSON list of MCP servers' });
-        return z.NEVER;
-      }
-    })
-    .pipe(DeploymentMcpServersSchema)
-    .optional(),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfigSchema>;
 
