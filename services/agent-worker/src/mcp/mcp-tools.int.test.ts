@@ -170,7 +170,8 @@ describe('MCP tools over stdio (the deployment names the server)', () => {
     await harness.send(tab.id, 'stdio-echo [[sim: tool local_echo {"text":"over stdio"}]]');
     await harness.send(tab.id, 'stdio-die [[sim: tool local_die {}]]', 'enqueue');
     await harness.send(tab.id, 'stdio-again [[sim: tool local_echo {"text":"again"}]]', 'enqueue');
-    await harness.turnsDone(tab.id, 3);
+    // Restarting the child through tsx takes seconds on a loaded machine.
+    await harness.turnsDone(tab.id, 3, 50_000);
     const done = harness.events.get(tab.id)!.filter((event) => event.event === 'turn-done');
     expect(done.map((event) => event.event === 'turn-done' && event.data.reason)).toEqual([
       'completed',

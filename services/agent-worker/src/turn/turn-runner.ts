@@ -41,7 +41,7 @@ export async function runTurn(input: {
   cancel: CancelWatch;
 }): Promise<TurnOutcome> {
   const { deps, session, turnId, start } = input;
-  const turn: RunningTurn = { ...input, usage: emptyUsage() };
+  const turn: RunningTurn = { ...input, tools: deps.tools, usage: emptyUsage() };
   const tabId = session.tabId;
   const maxSteps = input.config.maxSteps ?? deps.defaults.maxSteps;
   const signal = input.cancel.signal;
@@ -64,10 +64,7 @@ export async function runTurn(input: {
   if (deps.mcp) {
     // Before the first model call, so the tab's MCP tools are in its first request.
     await deps.mcp.prepare(input.config, signal);
-    turn.deps = {
-      ...deps,
-      tools: combineToolSets([deps.tools, ...deps.mcp.toolSets(input.config)]),
-    };
+    turn.tools = combineToolSets([deps.tools, ...deps.mcp.toolSets(input.config)]);
   }
 
   try {

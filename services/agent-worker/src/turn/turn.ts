@@ -15,7 +15,7 @@ export interface TurnDependencies {
   anthropic: Anthropic;
   /** The worker's own tools (built-in, `task`, served over the bus). */
   tools: ToolSet;
-  /** The MCP servers' tools, added to a turn's after the worker's own (absent: none). */
+  /** The MCP servers whose tools a turn adds after the worker's own (absent: none). */
   mcp?: McpToolbox;
   newId: () => string;
   logger: Logger;
@@ -56,6 +56,8 @@ export interface RunningTurn {
   turnId: string;
   /** Decides cancel; its signal also aborts on lease loss (through the session). */
   cancel: CancelWatch;
+  /** The tools the turn offers and runs: the worker's own, then its tab's MCP servers'. */
+  tools: ToolSet;
   usage: Usage;
 }
 
