@@ -4,7 +4,8 @@ import { z } from 'zod';
 
 /**
  * MCP_SERVERS: the MCP servers offered to every tab, as a JSON list (Streamable HTTP and stdio;
- * see the README's "MCP tool servers"). Shared by every process that runs a worker.
+ * see the README's "MCP tool servers"), and MCP_TAB_HOSTS. Shared by every process that runs a
+ * worker.
  */
 export const mcpEnv = {
   MCP_SERVERS: z
@@ -19,6 +20,16 @@ export const mcpEnv = {
     })
     .pipe(DeploymentMcpServersSchema)
     .optional(),
+  /** Hosts a tab's MCP servers may be on, comma-separated (`*`, `*.example.com`, a host). */
+  MCP_TAB_HOSTS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((host) => host.trim())
+        .filter(Boolean),
+    )
+    .default(['*']),
 };
 
 /** The worker's environment, parsed once at start-up. */

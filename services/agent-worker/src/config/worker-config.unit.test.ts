@@ -88,13 +88,18 @@ describe('parseWorkerConfig', () => {
     );
   });
 
-  it('reads MCP_SERVERS as a JSON list of servers and names what is wrong with one', () => {
+  it('reads MCP_SERVERS as a JSON list of servers, names what is wrong with one, and MCP_TAB_HOSTS', () => {
     const base = {
       DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/chunklog',
       NATS_URL: 'nats://127.0.0.1:4222',
       SIMULATOR_URL: 'http://127.0.0.1:4010',
     };
     expect(parseWorkerConfig(base).MCP_SERVERS).toBeUndefined();
+    expect(parseWorkerConfig(base).MCP_TAB_HOSTS).toEqual(['*']);
+    expect(
+      parseWorkerConfig({ ...base, MCP_TAB_HOSTS: 'mcp.example.com, *.tools.example.com' })
+        .MCP_TAB_HOSTS,
+    ).toEqual(['mcp.example.com', '*.tools.example.com']);
     const servers = [
       {
         name: 'docs',

@@ -216,9 +216,20 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     return value;
   }
 
+  // Every step describes the turn's tools: a connection a running turn offers is never idle.
+  const tools: ToolSet = {
+    names: () => registry.names(),
+    has: (name) => registry.has(name),
+    describe(only) {
+      lastUsedAt = now();
+      return registry.describe(only);
+    },
+    run: (name, input, context) => registry.run(name, input, context),
+  };
+
   return {
     server,
-    tools: registry,
+    tools,
     async ready(signal) {
       lastUsedAt = now();
       if (closed) return;

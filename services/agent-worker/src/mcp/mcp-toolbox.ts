@@ -1,6 +1,7 @@
 import type { McpServer, TabConfig } from '@chunklog/chunk-core';
 import type { Logger } from 'pino';
 import type { ToolSet } from '../tools/tool-registry';
+import { isAllowedHost } from './allowed-host';
 import { createMcpConnection, type McpConnection, type SecretEnvironment } from './mcp-connection';
 
 /** Where a worker's MCP tools come from: the deployment's servers and each tab's. */
@@ -13,6 +14,11 @@ export interface McpOptions {
   listTimeoutMs?: number;
   /** A tab's server unused this long is disconnected (default 5 min). */
   idleMs?: number;
+  /**
+   * Hosts a tab's servers may be on (MCP_TAB_HOSTS; see isAllowedHost). Default `*`: any, which
+   * lets a tab have the worker send requests to any address it can reach.
+   */
+  tabHosts?: readonly string[];
 }
 
 /** The worker's MCP connections, shared by the tabs that name the same server. */
@@ -43,8 +49,20 @@ export function createMcpToolbox(
   const deploymentKeys = new Set(deployment.map((server) => JSON.stringify(server)));
   let sweeper: ReturnType<typeof setInterval> | undefined;
 
+  const tabHosts = options.tabHosts ?? ['*'];
+  const refused = new Set<string>();
+
   function serversOf(config: TabConfig): readonly McpServer[] {
-    const own = config.mcpServers ?? [];
+    const own = (config.mcpServers ?? []).filter((server) => {
+      if (isAllowedHost(server.url, tabHosts)) return true;
+      const host = new URL(server.url).host;
+      // Said once per host, not at every turn and /context.
+      if (!refused.has(host)) {
+        refused.add(host);
+        logger.warn({ mcpServer: server.name, host }, 'MCP server host not in MCP_TAB_HOSTS');
+      }
+      return false;
+    });
     if (own.length === 0) return deployment;
     const names = new Set(own.map((server) => server.name));
     return [...deployment.filter((server) => !names.has(server.name)), ...own];
