@@ -122,7 +122,7 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
           }
           return fetch(url, { ...init, headers });
         },
-        // A lost stream fails the calls on it (see `session`), rather than being resumed.
+        // A lost stream fails the calls on it (the client.onerror in open), never resumed.
         reconnectionOptions: {
           maxRetries: 0,
           initialReconnectionDelay: 1_000,
