@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Chunk, TabConfig, ToolResultData } from '@chunklog/chunk-core';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 import { type McpHttpTestServer, startMcpHttpTestServer } from '../testing/mcp-http-test-server';
@@ -13,12 +14,15 @@ const eventsDirectory = mkdtempSync(join(tmpdir(), 'chunklog-mcp-'));
 const stdioEvents = join(eventsDirectory, 'stdio-events');
 
 let harness: Harness | null;
+const logLines: string[] = [];
 let worker: Worker | undefined;
 const servers: McpHttpTestServer[] = [];
 
 beforeAll(async () => {
   harness = await createHarness('nats');
   worker = await harness?.startWorker({
+    // Every line the worker logs, at every level, to check that no secret is among them.
+    logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     mcp: {
       servers: [mcpStdioTestServer('local', stdioEvents)],
       environment: { MCP_SECRET_TEST_TOKEN: SECRET },
@@ -110,6 +114,8 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
     for (const headers of server.headers) expect(headers['x-test-token']).toBe(SECRET);
     const stored = await harness.store.getTab(tab.id);
     expect(JSON.stringify([stored, log])).not.toContain(SECRET);
+    expect(logLines.some((line) => line.includes('MCP tools listed'))).toBe(true);
+    expect(logLines.join('\n')).not.toContain(SECRET);
   });
 
   it('aborts a slow call when the turn is cancelled, and the server hears the cancel', async (context) => {
