@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Chunk, TabConfig, ToolResultData } from '@chunklog/chunk-core';
+import { freePort } from '@chunklog/test-infra';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertGapFree, createHarness, type Harness } from '../testing/harness';
@@ -143,6 +144,25 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
     expect(String(result?.result)).toMatch(/MCP server kit failed/);
     // The turn went on: the model answered after the error result.
     expect(log.at(-1)).toMatchObject({ role: 'assistant', type: 'text' });
+  });
+
+  it('runs the turn without the tools of a server nobody answers at, and says so in the result', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab({
+      mcpServers: [
+        { name: 'gone', transport: 'http', url: `http://127.0.0.1:${await freePort()}/mcp` },
+      ],
+    });
+    await harness.send(tab.id, 'mcp-gone [[sim: tool gone_echo {"text":"anyone?"}]]');
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
+    expect(toolResults(log)).toEqual([
+      expect.objectContaining({
+        name: 'gone_echo',
+        result: 'Unknown tool: gone_echo',
+        isError: true,
+      }),
+    ]);
+    expect(offeredIn('mcp-gone').map((tool) => tool.name)).not.toContain('gone_echo');
   });
 
   it('offers a tool the server adds, once it says its list changed', async (context) => {
