@@ -54,6 +54,7 @@ export interface McpConnectionOptions {
 }
 
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+const RETRY_AFTER_FAILURE_MS = 30_000;
 /** Guards against a server that pages forever. */
 const MAX_LISTED_TOOLS = 1_000;
 const CLIENT_INFO = { name: 'chunklog-agent-worker', version: '0.1.0' };
@@ -75,6 +76,19 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
   let session: Session | undefined;
   let lastUsedAt = now();
   let closed = false;
+  let listingsAsked = 0;
+  let listingApplied = 0;
+  /** When the last session failed to open or list; a turn waits for it again only later. */
+  let failedAt: number | undefined;
+
+  /** Lists the tools, then applies them unless a listing asked for later was applied first. */
+  async function refresh(client: Client): Promise<void> {
+    const generation = ++listingsAsked;
+    const tools = await list(client);
+    if (generation < listingApplied) return;
+    listingApplied = generation;
+    apply(tools);
+  }
 
   /** Replaces the registry's tools with a listing, in the order of their public names. */
   function apply(tools: readonly Tool[]) {
@@ -163,16 +177,22 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
       if (current.calls > 0) void client.close();
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      list(client).then(apply, (error: unknown) =>
+      refresh(client).catch((error: unknown) =>
         logger.warn({ err: error }, 'MCP tools could not be listed again'),
       );
     });
-    current.listed = current.client.then(list).then(apply);
-    current.listed.catch((error: unknown) => {
-      logger.warn({ err: error }, 'MCP server unavailable');
-      drop(current);
-      void client.close().catch(() => {});
-    });
+    current.listed = current.client.then(refresh);
+    current.listed.then(
+      () => {
+        failedAt = undefined;
+      },
+      (error: unknown) => {
+        failedAt = now();
+        logger.warn({ err: error }, 'MCP server unavailable');
+        drop(current);
+        void client.close().catch(() => {});
+      },
+    );
     return current;
   }
 
@@ -233,6 +253,9 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     async ready(signal) {
       lastUsedAt = now();
       if (closed) return;
+      // A server that just failed is not waited for again before every turn; a call still
+      // tries it (and so does the first turn after RETRY_AFTER_FAILURE_MS).
+      if (!session && failedAt !== undefined && now() - failedAt < RETRY_AFTER_FAILURE_MS) return;
       session ??= open();
       await untilSettledOrAborted(session.listed, signal).catch(() => {});
     },
