@@ -259,7 +259,8 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
       session ??= open();
       await untilSettledOrAborted(session.listed, signal).catch(() => {});
     },
-    lastUsedAt: () => lastUsedAt,
+    // A call in flight (up to callTimeoutMs, or longer with progress) is a use.
+    lastUsedAt: () => (session !== undefined && session.calls > 0 ? now() : lastUsedAt),
     async close() {
       closed = true;
       const current = session;
