@@ -103,6 +103,19 @@ export {
 } from './events';
 export { fitChunkForWire } from './fit-chunk-for-wire';
 export { lastStepText, type ToolCallChunk, unansweredToolCalls } from './log-queries';
+export {
+  DeploymentMcpServersSchema,
+  MCP_SECRET_PREFIX,
+  type McpHttpServer,
+  McpHttpServerSchema,
+  type McpServer,
+  McpServerNameSchema,
+  type McpStdioServer,
+  McpStdioServerSchema,
+  type SecretReference,
+  SecretReferenceSchema,
+  TabMcpServersSchema,
+} from './mcp-servers';
 export { buildMessages, type FoldOptions, MessageFold } from './message-fold';
 export {
   initialStreamState,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UsageSchema } from './events';
+import { TabMcpServersSchema } from './mcp-servers';
 
 export const TabStatusSchema = z.enum(['idle', 'running']);
 export type TabStatus = z.infer<typeof TabStatusSchema>;
@@ -29,6 +30,11 @@ const TabConfigFieldsSchema = z
       .array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/))
       .max(128)
       .optional(),
+    /**
+     * MCP servers whose tools the tab's model is offered besides the worker's (Streamable HTTP
+     * only; header values are references to the worker's environment, never secrets).
+     */
+    mcpServers: TabMcpServersSchema.optional(),
     /**
      * When the worker compacts the tab (the API's native compaction): before a step whose
      * request would pass `threshold` of the model's context window, with `instructions` in

@@ -1,3 +1,5 @@
+export { mcpEnv } from './config/worker-config';
+export type { McpOptions } from './mcp/mcp-toolbox';
 export { createWorkerMetrics } from './metrics/worker-metrics';
 export { buildStepRequest } from './request/step-request';
 export { builtinTools } from './tools/builtin-tools';

@@ -48,6 +48,7 @@ const worker = createWorker({
   model: config.MODEL,
   contextWindowTokens: config.CONTEXT_WINDOW_TOKENS,
   compactionThreshold: config.COMPACTION_THRESHOLD,
+  mcp: { servers: config.MCP_SERVERS ?? [], tabHosts: config.MCP_TAB_HOSTS },
   logger,
   metrics,
   // Running turns get most of the shutdown time; what is left closes the connections.

@@ -8,6 +8,7 @@ import { createClaimer } from './claim/claim';
 import { StoreHealth } from './health/store-health';
 import { createTabHolder } from './holding/hold-tab';
 import { createIntake } from './intake/intake';
+import { createMcpToolbox, type McpOptions } from './mcp/mcp-toolbox';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
 import { serveRequestOptions } from './request/serve-request-options';
 import {
@@ -18,6 +19,7 @@ import {
 import { createSubagentRunner } from './subagents/run-subagent';
 import { createTaskTool } from './subagents/task-tool';
 import { builtinTools } from './tools/builtin-tools';
+import { combineToolSets } from './tools/combine-tool-sets';
 import { createRemoteToolDirectory } from './tools/remote-tools';
 import { createToolRegistry, type ToolDefinition } from './tools/tool-registry';
 import { PromptMemory } from './turn/prompt-memory';
@@ -42,6 +44,8 @@ export interface WorkerDependencies {
   tools?: ToolDefinition<unknown>[];
   /** Offer tools announced on the bus (default true). */
   remoteTools?: boolean;
+  /** MCP servers for every tab, and how secret references are resolved (tabs name their own). */
+  mcp?: McpOptions;
   clock?: { now(): number };
   ids?: () => string;
   retry?: RetryPolicy;
@@ -103,6 +107,11 @@ export function createWorker(deps: WorkerDependencies): Worker {
   const health = new StoreHealth(deps.clock ? () => deps.clock!.now() : Date.now);
 
   const registry = createToolRegistry(deps.tools ?? builtinTools());
+  const mcp = createMcpToolbox({
+    ...deps.mcp,
+    logger: logger.child({ component: 'mcp' }),
+    ...(deps.clock ? { now: () => deps.clock!.now() } : {}),
+  });
   const defaults = {
     model: deps.model,
     maxSteps: deps.maxSteps,
@@ -112,11 +121,12 @@ export function createWorker(deps: WorkerDependencies): Worker {
   const stepRequestInput = (config: TabConfig): StepRequestInput => ({
     config,
     defaults,
-    tools: registry.describe(config.tools),
+    tools: combineToolSets([registry, ...mcp.toolSets(config)]).describe(config.tools),
   });
   const turnDependencies: TurnDependencies = {
     anthropic: deps.anthropic,
     tools: registry,
+    mcp,
     newId: ids,
     logger: logger.child({ component: 'turn' }),
     retry: deps.retry ?? defaultRetryPolicy,
@@ -188,6 +198,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     async start() {
       stopping = false;
       if (deps.remoteTools ?? true) await remote.start();
+      mcp.start();
       subscriptions.push(
         await serveRequestOptions(bus, (config) => stepRequestOptions(stepRequestInput(config))),
       );
@@ -209,6 +220,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       // Turns still running are left to a takeover once their leases lapse.
       for (const session of holder.sessions.values()) session.markLost('worker stopping');
       await claimer.settled();
+      await mcp.close();
       logger.info('worker stopped');
     },
     runningTabs: () => [...holder.sessions.keys()],

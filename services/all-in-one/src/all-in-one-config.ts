@@ -1,3 +1,4 @@
+import { mcpEnv } from '@chunklog/agent-worker';
 import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway';
 import { listenEnv, logEnv, modelEnv, parseEnv, shutdownEnv } from '@chunklog/runtime';
 import { z } from 'zod';
@@ -15,6 +16,8 @@ export const AllInOneConfigSchema = z.object({
   API_KEYS: ApiKeysSchema.optional(),
   /** Browser origins allowed to call the API (CORS), or `*`; unset: no CORS headers. */
   CORS_ORIGINS: CorsOriginsSchema.optional(),
+  /** MCP servers offered to every tab (a JSON list; see the agent worker's README). */
+  ...mcpEnv,
   ...logEnv,
   ...shutdownEnv,
 });

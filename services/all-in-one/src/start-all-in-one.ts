@@ -97,6 +97,7 @@ export async function startAllInOne(
       maxSteps: config.MAX_STEPS,
       maxTokens: config.MAX_TOKENS,
       model: config.MODEL,
+      mcp: { servers: config.MCP_SERVERS ?? [], tabHosts: config.MCP_TAB_HOSTS },
       logger: logger.child({ service: 'agent-worker' }),
       metrics,
     });

@@ -1,8 +1,40 @@
+import { DeploymentMcpServersSchema } from '@chunklog/chunk-core';
 import { databaseEnv, logEnv, modelEnv, natsEnv, parseEnv, shutdownEnv } from '@chunklog/runtime';
 import { z } from 'zod';
 
+/**
+ * MCP_SERVERS: the MCP servers offered to every tab, as a JSON list (Streamable HTTP and stdio;
+ * see the README's "MCP tool servers"), and MCP_TAB_HOSTS. Shared by every process that runs a
+ * worker.
+ */
+export const mcpEnv = {
+  MCP_SERVERS: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'must be a JSON list of MCP servers' });
+        return z.NEVER;
+      }
+    })
+    .pipe(DeploymentMcpServersSchema)
+    .optional(),
+  /** Hosts a tab's MCP servers may be on, comma-separated (`*`, `*.example.com`, a host). */
+  MCP_TAB_HOSTS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((host) => host.trim())
+        .filter(Boolean),
+    )
+    .default(['*']),
+};
+
 /** The worker's environment, parsed once at start-up. */
 export const WorkerConfigSchema = z.object({
+  ...mcpEnv,
   ...databaseEnv,
   ...natsEnv,
   ...modelEnv,

@@ -87,4 +87,41 @@ describe('parseWorkerConfig', () => {
       /ANTHROPIC_API_KEY: required/,
     );
   });
+
+  it('reads MCP_SERVERS as a JSON list of servers, names what is wrong with one, and MCP_TAB_HOSTS', () => {
+    const base = {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/chunklog',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      SIMULATOR_URL: 'http://127.0.0.1:4010',
+    };
+    expect(parseWorkerConfig(base).MCP_SERVERS).toBeUndefined();
+    expect(parseWorkerConfig(base).MCP_TAB_HOSTS).toEqual(['*']);
+    expect(
+      parseWorkerConfig({ ...base, MCP_TAB_HOSTS: 'mcp.example.com, *.tools.example.com' })
+        .MCP_TAB_HOSTS,
+    ).toEqual(['mcp.example.com', '*.tools.example.com']);
+    const servers = [
+      {
+        name: 'docs',
+        transport: 'http',
+        url: 'https://mcp.example.com/mcp',
+        headers: { Authorization: { secret: 'MCP_SECRET_DOCS' } },
+      },
+      { name: 'files', transport: 'stdio', command: 'node', args: ['server.js'] },
+    ];
+    expect(
+      parseWorkerConfig({ ...base, MCP_SERVERS: JSON.stringify(servers) }).MCP_SERVERS,
+    ).toEqual(servers);
+    expect(() => parseWorkerConfig({ ...base, MCP_SERVERS: '[{' })).toThrow(
+      /MCP_SERVERS: must be a JSON list of MCP servers/,
+    );
+    const clearSecret = [{ ...servers[0], headers: { Authorization: 'Bearer abc' } }];
+    expect(() => parseWorkerConfig({ ...base, MCP_SERVERS: JSON.stringify(clearSecret) })).toThrow(
+      /MCP_SERVERS\.0\.headers\.Authorization/,
+    );
+    const twice = [servers[1], servers[1]];
+    expect(() => parseWorkerConfig({ ...base, MCP_SERVERS: JSON.stringify(twice) })).toThrow(
+      /MCP server names must be unique/,
+    );
+  });
 });

@@ -30,13 +30,17 @@ export interface ToolOutcome {
 }
 
 /** A set of tools by name, able to describe them to the model and run them. */
-export interface ToolRegistry {
+export interface ToolSet {
   names(): string[];
   has(name: string): boolean;
   /** The tool definitions for the request, in registration order (stable bytes for the cache). */
   describe(only?: readonly string[]): Anthropic.Tool[];
   /** Runs a call; never throws: failures become an error outcome the model can read. */
   run(name: string, input: unknown, context: ToolContext): Promise<ToolOutcome>;
+}
+
+/** A tool set that tools can be added to and removed from. */
+export interface ToolRegistry extends ToolSet {
   add(tool: ToolDefinition<unknown>): void;
   remove(name: string): void;
 }

@@ -88,7 +88,7 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
 
 /** The tools a turn's requests offer: the tab's, less those withheld from this turn. */
 export function offeredTools(turn: RunningTurn): Anthropic.Tool[] {
-  return turn.deps.tools
+  return turn.tools
     .describe(turn.config.tools)
     .filter((tool) => !turn.deps.excludeTools?.includes(tool.name));
 }

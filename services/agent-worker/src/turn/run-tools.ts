@@ -16,7 +16,8 @@ export async function runTools(
   step: number,
 ): Promise<void> {
   const { session, turnId } = turn;
-  const { tools, metrics, newId } = turn.deps;
+  const { tools } = turn;
+  const { metrics, newId } = turn.deps;
   const signal = turn.cancel.signal;
   const all = Promise.all(
     calls.map(async (call) => {
@@ -39,8 +40,13 @@ export async function runTools(
           : outcome.isError
             ? 'error'
             : 'ok';
-        // Names come from the model: only registered ones become labels, to bound cardinality.
-        const tool = tools.has(call.name) ? call.name : 'unknown';
+        // Names come from the model, and MCP tools' from any tab's servers: only the worker's
+        // own become labels, to bound cardinality.
+        const tool = turn.deps.tools.has(call.name)
+          ? call.name
+          : tools.has(call.name)
+            ? 'mcp'
+            : 'unknown';
         metrics.toolSeconds.observe({ tool, outcome: toolOutcome }, secondsSince(startedAt));
       }
       // A cancelled turn answers its calls itself; a late result must not land after that.

@@ -2,6 +2,7 @@ import { emptyUsage, type TabConfig, type TurnDoneReason } from '@chunklog/chunk
 import type { CancelWatch } from '../holding/cancel-watch';
 import { LeaseLostError, type TabSession } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
+import { combineToolSets } from '../tools/combine-tool-sets';
 import { compactionSettings, compactTab, wouldPassThreshold } from './compact';
 import { callModel, offeredTools } from './model-step';
 import {
@@ -40,7 +41,7 @@ export async function runTurn(input: {
   cancel: CancelWatch;
 }): Promise<TurnOutcome> {
   const { deps, session, turnId, start } = input;
-  const turn: RunningTurn = { ...input, usage: emptyUsage() };
+  const turn: RunningTurn = { ...input, tools: deps.tools, usage: emptyUsage() };
   const tabId = session.tabId;
   const maxSteps = input.config.maxSteps ?? deps.defaults.maxSteps;
   const signal = input.cancel.signal;
@@ -60,6 +61,11 @@ export async function runTurn(input: {
     step = start.step;
   }
   await drainInbox(turn, step === 0 ? 0 : step - 1);
+  if (deps.mcp) {
+    // Before the first model call, so the tab's MCP tools are in its first request.
+    await deps.mcp.prepare(input.config, signal);
+    turn.tools = combineToolSets([deps.tools, ...deps.mcp.toolSets(input.config)]);
+  }
 
   try {
     for (; ; step++) {

@@ -4,15 +4,19 @@ import type { InboxMessage } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { CancelWatch } from '../holding/cancel-watch';
 import type { TabSession } from '../holding/tab-session';
+import type { McpToolbox } from '../mcp/mcp-toolbox';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
-import type { ToolRegistry } from '../tools/tool-registry';
+import type { ToolSet } from '../tools/tool-registry';
 import type { PromptMemory } from './prompt-memory';
 import type { RetryPolicy } from './retry-policy';
 
 /** What a turn needs besides the tab it runs on. */
 export interface TurnDependencies {
   anthropic: Anthropic;
-  tools: ToolRegistry;
+  /** The worker's own tools (built-in, `task`, served over the bus). */
+  tools: ToolSet;
+  /** The MCP servers whose tools a turn adds after the worker's own (absent: none). */
+  mcp?: McpToolbox;
   newId: () => string;
   logger: Logger;
   retry: RetryPolicy;
@@ -52,6 +56,8 @@ export interface RunningTurn {
   turnId: string;
   /** Decides cancel; its signal also aborts on lease loss (through the session). */
   cancel: CancelWatch;
+  /** The tools the turn offers and runs: the worker's own, then its tab's MCP servers'. */
+  tools: ToolSet;
   usage: Usage;
 }
 

@@ -1,0 +1,280 @@
+import type { McpServer } from '@chunklog/chunk-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  McpError,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import {
+  createToolRegistry,
+  defineTool,
+  type ToolDefinition,
+  type ToolSet,
+} from '../tools/tool-registry';
+import { untilSettledOrAborted } from '../turn/abortable';
+import { type McpCallResult, mcpCallResultValue } from './mcp-call-result';
+import { mcpToolNames } from './mcp-tool-names';
+import { resolveSecrets } from './resolve-secrets';
+
+/** The environment secret references are read from (the worker's own, in production). */
+export type SecretEnvironment = Readonly<Record<string, string | undefined>>;
+
+/** One MCP server as the worker uses it: a lazy session, its tools, and calls to them. */
+export interface McpConnection {
+  readonly server: McpServer;
+  /**
+   * The server's tools under their public names, as last listed: kept through a lost session, so
+   * the tools offered (and the prompt cache) stay put while a server restarts; a call made
+   * meanwhile is an error result, and the next one opens a new session.
+   */
+  readonly tools: ToolSet;
+  /** Opens the session and lists the tools unless done; a failure is logged, never thrown. */
+  ready(signal: AbortSignal): Promise<void>;
+  /** When the connection was last used (for closing idle ones). */
+  lastUsedAt(): number;
+  close(): Promise<void>;
+}
+
+export interface McpConnectionOptions {
+  server: McpServer;
+  environment: SecretEnvironment;
+  logger: Logger;
+  /** Bounds connecting and each `tools/list` page. */
+  listTimeoutMs: number;
+  now: () => number;
+}
+
+const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+const RETRY_AFTER_FAILURE_MS = 30_000;
+/** Guards against a server that pages forever. */
+const MAX_LISTED_TOOLS = 1_000;
+const CLIENT_INFO = { name: 'chunklog-agent-worker', version: '0.1.0' };
+
+/** The MCP tool names its JSON schema in `inputSchema`; its arguments are an object. */
+const ArgumentsSchema = z.record(z.string(), z.unknown());
+
+interface Session {
+  client: Promise<Client>;
+  /** The first listing of this session (refreshes replace the tools without replacing it). */
+  listed: Promise<void>;
+  calls: number;
+}
+
+export function createMcpConnection(options: McpConnectionOptions): McpConnection {
+  const { server, environment, now } = options;
+  const logger = options.logger.child({ mcpServer: server.name, transport: server.transport });
+  const registry = createToolRegistry();
+  let session: Session | undefined;
+  let lastUsedAt = now();
+  let closed = false;
+  let listingsAsked = 0;
+  let listingApplied = 0;
+  /** When the last session failed to open or list; a turn waits for it again only later. */
+  let failedAt: number | undefined;
+
+  /** Lists the tools, then applies them unless a listing asked for later was applied first. */
+  async function refresh(client: Client): Promise<void> {
+    const generation = ++listingsAsked;
+    const tools = await list(client);
+    if (generation < listingApplied) return;
+    listingApplied = generation;
+    apply(tools);
+  }
+
+  /** Replaces the registry's tools with a listing, in the order of their public names. */
+  function apply(tools: readonly Tool[]) {
+    const byOriginal = new Map(tools.map((tool) => [tool.name, tool]));
+    const { named, dropped } = mcpToolNames(server.name, [...byOriginal.keys()]);
+    if (dropped.length > 0) logger.warn({ dropped }, 'MCP tools left out: their names collide');
+    for (const name of registry.names()) registry.remove(name);
+    for (const [name, original] of named) {
+      registry.add(toolDefinition(name, byOriginal.get(original)!) as ToolDefinition<unknown>);
+    }
+    logger.info({ tools: named.map(([name]) => name) }, 'MCP tools listed');
+  }
+
+  function toolDefinition(name: string, tool: Tool) {
+    return defineTool({
+      name,
+      description: tool.description ?? tool.title ?? `The ${tool.name} tool of ${server.name}`,
+      inputSchema: ArgumentsSchema,
+      jsonSchema: tool.inputSchema as Record<string, unknown>,
+      run: (input, context) => call(tool.name, input, context.signal),
+    });
+  }
+
+  async function list(client: Client): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+        timeout: options.listTimeoutMs,
+      });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && tools.length < MAX_LISTED_TOOLS);
+    return tools;
+  }
+
+  function transport(): Transport {
+    if (server.transport === 'http') {
+      return new StreamableHTTPClientTransport(new URL(server.url), {
+        // Secrets are read at each request, never kept in the transport's options.
+        fetch: (url, init) => {
+          const headers = new Headers(init?.headers);
+          for (const [key, value] of Object.entries(resolveSecrets(server.headers, environment))) {
+            headers.set(key, value);
+          }
+          return fetch(url, { ...init, headers });
+        },
+        // A lost stream fails the calls on it (the client.onerror in open), never resumed.
+        reconnectionOptions: {
+          maxRetries: 0,
+          initialReconnectionDelay: 1_000,
+          maxReconnectionDelay: 1_000,
+          reconnectionDelayGrowFactor: 1,
+        },
+      });
+    }
+    const child = new StdioClientTransport({
+      command: server.command,
+      args: server.args ?? [],
+      ...(server.cwd ? { cwd: server.cwd } : {}),
+      env: { ...getDefaultEnvironment(), ...resolveSecrets(server.env, environment) },
+      stderr: 'pipe',
+    });
+    // Read, or a chatty server would block on a full pipe.
+    child.stderr?.on('data', (data: Buffer) =>
+      logger.debug({ stderr: data.toString().slice(0, 2_000) }, 'MCP server stderr'),
+    );
+    return child;
+  }
+
+  function open(): Session {
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const current: Session = {
+      client: (async () => {
+        await client.connect(transport(), { timeout: options.listTimeoutMs });
+        return client;
+      })(),
+      listed: Promise.resolve(),
+      calls: 0,
+    };
+    client.onclose = () => drop(current);
+    // A transport error while calls are in flight (a stream cut by a dying server) fails them
+    // now: the SDK would otherwise leave them waiting for their timeout.
+    client.onerror = (error) => {
+      logger.warn({ err: error }, 'MCP transport error');
+      if (current.calls > 0) void client.close();
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      refresh(client).catch((error: unknown) =>
+        logger.warn({ err: error }, 'MCP tools could not be listed again'),
+      );
+    });
+    current.listed = current.client.then(refresh);
+    current.listed.then(
+      () => {
+        failedAt = undefined;
+      },
+      (error: unknown) => {
+        failedAt = now();
+        logger.warn({ err: error }, 'MCP server unavailable');
+        drop(current);
+        void client.close().catch(() => {});
+      },
+    );
+    return current;
+  }
+
+  /** Forgets a session that ended, so the next use opens a new one. */
+  function drop(ended: Session) {
+    if (session === ended) session = undefined;
+  }
+
+  async function call(tool: string, input: unknown, signal: AbortSignal): Promise<unknown> {
+    lastUsedAt = now();
+    if (closed) throw new Error(`MCP server ${server.name} is closed`);
+    session ??= open();
+    const current = session;
+    current.calls++;
+    let result: McpCallResult;
+    try {
+      const client = await current.client;
+      result = (await client.callTool(
+        { name: tool, arguments: input as Record<string, unknown> },
+        undefined,
+        {
+          signal,
+          timeout: server.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+          // Progress notifications restart the timeout; asking for them needs a callback.
+          resetTimeoutOnProgress: true,
+          onprogress: () => {},
+        },
+      )) as McpCallResult;
+    } catch (error) {
+      if (signal.aborted || !isSessionFailure(error)) throw error;
+      drop(current);
+      void current.client.then((client) => client.close()).catch(() => {});
+      throw new Error(`MCP server ${server.name} failed: ${errorMessage(error)}`, {
+        cause: error,
+      });
+    } finally {
+      current.calls--;
+    }
+    const value = mcpCallResultValue(result);
+    if (result.isError) throw new Error(typeof value === 'string' ? value : JSON.stringify(value));
+    return value;
+  }
+
+  // Every step describes the turn's tools: a connection a running turn offers is never idle.
+  const tools: ToolSet = {
+    names: () => registry.names(),
+    has: (name) => registry.has(name),
+    describe(only) {
+      lastUsedAt = now();
+      return registry.describe(only);
+    },
+    run: (name, input, context) => registry.run(name, input, context),
+  };
+
+  return {
+    server,
+    tools,
+    async ready(signal) {
+      lastUsedAt = now();
+      if (closed) return;
+      // A server that just failed is not waited for again before every turn; a call still
+      // tries it (and so does the first turn after RETRY_AFTER_FAILURE_MS).
+      if (!session && failedAt !== undefined && now() - failedAt < RETRY_AFTER_FAILURE_MS) return;
+      session ??= open();
+      await untilSettledOrAborted(session.listed, signal).catch(() => {});
+    },
+    // A call in flight (up to callTimeoutMs, or longer with progress) is a use.
+    lastUsedAt: () => (session !== undefined && session.calls > 0 ? now() : lastUsedAt),
+    async close() {
+      closed = true;
+      const current = session;
+      session = undefined;
+      if (current) await current.client.then((client) => client.close()).catch(() => {});
+    },
+  };
+}
+
+/** A failure of the session rather than of the call: the transport, or the connection closing. */
+function isSessionFailure(error: unknown): boolean {
+  return !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

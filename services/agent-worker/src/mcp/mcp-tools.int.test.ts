@@ -1,0 +1,232 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Chunk, TabConfig, ToolResultData } from '@chunklog/chunk-core';
+import { freePort } from '@chunklog/test-infra';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { assertGapFree, createHarness, type Harness } from '../testing/harness';
+import { type McpHttpTestServer, startMcpHttpTestServer } from '../testing/mcp-http-test-server';
+import { mcpStdioTestServer } from '../testing/mcp-stdio-test-config';
+import type { Worker } from '../worker';
+
+const SECRET = 'token-that-must-not-leak';
+const eventsDirectory = mkdtempSync(join(tmpdir(), 'chunklog-mcp-'));
+const stdioEvents = join(eventsDirectory, 'stdio-events');
+
+let harness: Harness | null;
+const logLines: string[] = [];
+let worker: Worker | undefined;
+const servers: McpHttpTestServer[] = [];
+
+beforeAll(async () => {
+  harness = await createHarness('nats');
+  worker = await harness?.startWorker({
+    // Every line the worker logs, at every level, to check that no secret is among them.
+    logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
+    mcp: {
+      servers: [mcpStdioTestServer('local', stdioEvents)],
+      environment: { MCP_SECRET_TEST_TOKEN: SECRET },
+      // A loaded machine can take many seconds to start the stdio server through tsx.
+      listTimeoutMs: 60_000,
+    },
+  });
+  // The deployment's server is listed in the background from start; wait for it, so every
+  // request of the tests below offers the same tools.
+  if (worker) {
+    await vi.waitFor(
+      () => {
+        const offered = JSON.stringify(worker!.nextRequest({ config: {}, log: [] }).tools);
+        if (!offered.includes('local_echo')) throw new Error('the stdio server is not listed yet');
+      },
+      { timeout: 60_000, interval: 100 },
+    );
+  }
+}, 90_000);
+afterAll(async () => {
+  await harness?.close();
+  await Promise.allSettled(servers.map((server) => server.close()));
+  rmSync(eventsDirectory, { recursive: true, force: true });
+});
+
+async function httpServer(): Promise<McpHttpTestServer> {
+  const server = await startMcpHttpTestServer();
+  servers.push(server);
+  return server;
+}
+
+/** A tab naming `server` as its MCP server `kit`, with a secret header. */
+function kitConfig(server: McpHttpTestServer): TabConfig {
+  return {
+    mcpServers: [
+      {
+        name: 'kit',
+        transport: 'http',
+        url: server.url,
+        headers: { 'X-Test-Token': { secret: 'MCP_SECRET_TEST_TOKEN' } },
+      },
+    ],
+  };
+}
+
+const toolResults = (log: readonly Chunk[]): ToolResultData[] =>
+  log.flatMap((chunk) => (chunk.type === 'tool_result' ? [chunk.data] : []));
+
+type SentRequest = { tools?: { name: string; input_schema: unknown }[] };
+const offeredIn = (marker: string) =>
+  (harness!.requestsMentioning(marker)[0]?.body as SentRequest | undefined)?.tools ?? [];
+
+describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
+  it('offers the tools with their schemas, calls them with the secret header, and seals results and errors', async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const tab = await harness.newTab(kitConfig(server));
+    await harness.send(tab.id, 'mcp-echo [[sim: tool kit_echo {"text":"hi"}]]');
+    await harness.send(tab.id, 'mcp-fail [[sim: tool kit_fail {}]]', 'enqueue');
+    await harness.turnsDone(tab.id, 2);
+
+    const log = await harness.store.readAll(tab.id);
+    assertGapFree(log);
+    expect(toolResults(log)).toEqual([
+      expect.objectContaining({ name: 'kit_echo', result: 'echo: hi', isError: false }),
+      expect.objectContaining({
+        name: 'kit_fail',
+        result: 'the tool failed on purpose',
+        isError: true,
+      }),
+    ]);
+    const offered = offeredIn('mcp-echo');
+    expect(offered.find((tool) => tool.name === 'kit_echo')?.input_schema).toMatchObject({
+      type: 'object',
+      properties: { text: { type: 'string', minLength: 1 } },
+      required: ['text'],
+    });
+    // The name the API would refuse is offered cleaned, and builtins come first.
+    expect(offered.map((tool) => tool.name)).toContainEqual(
+      expect.stringMatching(/^kit_search_v2_[0-9a-f]{8}$/),
+    );
+    expect(offered.map((tool) => tool.name).indexOf('calculator')).toBeLessThan(
+      offered.map((tool) => tool.name).indexOf('kit_echo'),
+    );
+    // Byte-identical tools across the tab's requests: the prompt cache's prefix holds.
+    expect(JSON.stringify(offeredIn('mcp-fail'))).toBe(JSON.stringify(offered));
+
+    expect(server.headers.length).toBeGreaterThan(0);
+    for (const headers of server.headers) expect(headers['x-test-token']).toBe(SECRET);
+    const stored = await harness.store.getTab(tab.id);
+    expect(JSON.stringify([stored, log])).not.toContain(SECRET);
+    expect(logLines.some((line) => line.includes('MCP tools listed'))).toBe(true);
+    expect(logLines.join('\n')).not.toContain(SECRET);
+  });
+
+  it('aborts a slow call when the turn is cancelled, and the server hears the cancel', async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const tab = await harness.newTab(kitConfig(server));
+    await harness.send(tab.id, 'mcp-slow [[sim: tool kit_slow {"milliseconds":60000}]]');
+    await expect.poll(server.slowStarted, { timeout: 15_000 }).toBe(1);
+    await harness.cancel(tab.id);
+    const log = await harness.awaitTurnEnd(tab.id, 'cancelled');
+    await expect.poll(server.cancelled, { timeout: 10_000 }).toBe(1);
+    expect(toolResults(log)).toEqual([
+      expect.objectContaining({ name: 'kit_slow', isError: true }),
+    ]);
+  });
+
+  it('answers a call to a server that dies mid-call with an error result, and the turn goes on', async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const tab = await harness.newTab(kitConfig(server));
+    await harness.send(tab.id, 'mcp-die [[sim: tool kit_die {}]]');
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
+    const [result] = toolResults(log);
+    expect(result).toMatchObject({ name: 'kit_die', isError: true });
+    expect(String(result?.result)).toMatch(/MCP server kit failed/);
+    // The turn went on: the model answered after the error result.
+    expect(log.at(-1)).toMatchObject({ role: 'assistant', type: 'text' });
+  });
+
+  it('runs the turn without the tools of a server nobody answers at, and says so in the result', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab({
+      mcpServers: [
+        { name: 'gone', transport: 'http', url: `http://127.0.0.1:${await freePort()}/mcp` },
+      ],
+    });
+    await harness.send(tab.id, 'mcp-gone [[sim: tool gone_echo {"text":"anyone?"}]]');
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
+    expect(toolResults(log)).toEqual([
+      expect.objectContaining({
+        name: 'gone_echo',
+        result: 'Unknown tool: gone_echo',
+        isError: true,
+      }),
+    ]);
+    expect(offeredIn('mcp-gone').map((tool) => tool.name)).not.toContain('gone_echo');
+  });
+
+  it('offers a tool the server adds, once it says its list changed', async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const tab = await harness.newTab(kitConfig(server));
+    await harness.send(tab.id, 'mcp-before [[sim: tool kit_echo {"text":"first"}]]');
+    await harness.turnsDone(tab.id, 1);
+    expect(offeredIn('mcp-before').map((tool) => tool.name)).not.toContain('kit_late');
+
+    server.addLateTool();
+    const offeredNow = () =>
+      (worker!.nextRequest({ config: tab.config, log: [] }).tools ?? []).map(
+        (tool) => (tool as { name: string }).name,
+      );
+    await expect.poll(offeredNow, { timeout: 10_000 }).toContain('kit_late');
+    await harness.send(tab.id, 'mcp-after [[sim: tool kit_late {"n":7}]]');
+    await harness.turnsDone(tab.id, 2);
+    expect(toolResults(await harness.store.readAll(tab.id)).at(-1)).toMatchObject({
+      name: 'kit_late',
+      result: 'late 7',
+      isError: false,
+    });
+  });
+});
+
+describe('MCP tools over stdio (the deployment names the server)', () => {
+  it('calls a tool of a child-process server, answers its death with an error result, and starts it again', async (context) => {
+    if (!harness) return context.skip();
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'stdio-echo [[sim: tool local_echo {"text":"over stdio"}]]');
+    await harness.send(tab.id, 'stdio-die [[sim: tool local_die {}]]', 'enqueue');
+    await harness.send(tab.id, 'stdio-again [[sim: tool local_echo {"text":"again"}]]', 'enqueue');
+    // Restarting the child through tsx takes seconds on a loaded machine.
+    await harness.turnsDone(tab.id, 3, 50_000);
+    const done = harness.events.get(tab.id)!.filter((event) => event.event === 'turn-done');
+    expect(done.map((event) => event.event === 'turn-done' && event.data.reason)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+    ]);
+    const results = toolResults(await harness.store.readAll(tab.id));
+    expect(results).toEqual([
+      expect.objectContaining({ name: 'local_echo', result: 'echo: over stdio', isError: false }),
+      expect.objectContaining({ name: 'local_die', isError: true }),
+      expect.objectContaining({ name: 'local_echo', result: 'echo: again', isError: false }),
+    ]);
+    expect(offeredIn('stdio-echo').map((tool) => tool.name)).toContain('local_echo');
+  });
+
+  it('aborts a slow call when the turn is cancelled, and the child process hears the cancel', async (context) => {
+    if (!harness) return context.skip();
+    const events = () => {
+      try {
+        return readFileSync(stdioEvents, 'utf8').split('\n').filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'stdio-slow [[sim: tool local_slow {"milliseconds":60000}]]');
+    await expect.poll(events, { timeout: 15_000 }).toContain('started');
+    await harness.cancel(tab.id);
+    await harness.awaitTurnEnd(tab.id, 'cancelled');
+    await expect.poll(events, { timeout: 10_000 }).toContain('cancelled');
+  });
+});
