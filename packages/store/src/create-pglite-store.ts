@@ -1,35 +1,89 @@
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
+import { mkdirSync } from 'node:fs';
+import type { PGlite } from '@electric-sql/pglite';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { ChunkStore } from './chunk-store';
 import { createSqlChunkStore } from './create-sql-chunk-store';
 import { createAppendMetrics } from './log/append-metrics';
 import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
+import { seedFromTemplate } from './pglite-template';
 import type { SqlClient } from './sql-client';
 
 const PgliteStoreOptionsSchema = z.object({
   /** Folder holding the database files; absent: in memory, gone at close. */
   dataDir: z.string().min(1).optional(),
   migrationsFolder: z.string().min(1).optional(),
+  /**
+   * Where a migrated template data folder is made once; a new `dataDir` starts as a copy of it
+   * instead of running initdb. Absent: every new folder runs initdb.
+   */
+  templatesFolder: z.string().min(1).optional(),
+  /**
+   * Told why a new `dataDir` could not start from a template (an unwritable templates folder);
+   * the folder then runs initdb as without one.
+   */
+  onTemplateError: z
+    .custom<(error: unknown) => void>((value) => typeof value === 'function')
+    .optional(),
   /** Where the group commit's histograms go (batch size, queue wait); none without it. */
   metricsRegistry: z.instanceof(Registry).optional(),
 });
 
 export type PgliteStoreOptions = z.input<typeof PgliteStoreOptionsSchema>;
 
+/** Applies the migrations to a PGlite database. */
+async function migratePglite(database: PGlite, migrationsFolder: string): Promise<void> {
+  const [{ drizzle }, { migrate }] = await Promise.all([
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ]);
+  await migrate(drizzle({ client: database }), { migrationsFolder });
+}
+
+/** Opens PGlite on `dataDir` (in memory without one); PGlite is loaded only here. */
+async function openPglite(dataDir?: string): Promise<PGlite> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const database = new PGlite(dataDir);
+  await database.waitReady;
+  return database;
+}
+
 /**
  * The store on embedded Postgres (PGlite) for the all-in-one mode. PGlite runs one query at a
  * time, so concurrent calls queue inside it; the same SQL functions keep the same guarantees.
+ * PGlite (a WebAssembly Postgres) is imported when the store opens, so a process that only uses
+ * the Postgres store never loads it.
  */
 export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore {
   const parsed = PgliteStoreOptionsSchema.parse(options);
-  const database = new PGlite(parsed.dataDir);
+  const migrationsFolder = parsed.migrationsFolder ?? defaultMigrationsFolder;
+  const { dataDir, templatesFolder } = parsed;
+
+  const opened = (async () => {
+    if (dataDir && templatesFolder) {
+      mkdirSync(dataDir, { recursive: true });
+      await seedFromTemplate({
+        dataDir,
+        templatesFolder,
+        migrationsFolder,
+        async makeTemplate(folder) {
+          const template = await openPglite(folder);
+          try {
+            await migratePglite(template, migrationsFolder);
+          } finally {
+            await template.close();
+          }
+        },
+      }).catch((error: unknown) => parsed.onTemplateError?.(error));
+    }
+    return openPglite(dataDir);
+  })();
+  // A failed open is reported by the first call that needs the database (migrate, as a rule).
+  opened.catch(() => {});
 
   const client: SqlClient = {
     async query<Row extends Record<string, unknown>>(text: string, values?: unknown[]) {
-      const result = await database.query<Row>(text, values);
+      const result = await (await opened).query<Row>(text, values);
       return result.rows;
     },
   };
@@ -38,12 +92,12 @@ export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore 
     client,
     {
       async migrate() {
-        await migrate(drizzle({ client: database }), {
-          migrationsFolder: parsed.migrationsFolder ?? defaultMigrationsFolder,
-        });
+        await migratePglite(await opened, migrationsFolder);
       },
       async close() {
-        await database.close();
+        // A store that never opened has nothing to close; its open error went to its callers.
+        const database = await opened.catch(() => null);
+        await database?.close();
       },
     },
     // One connection: one batch in flight, the next gathering behind it.

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { mcpEnv } from '@chunklog/agent-worker';
 import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway';
 import { listenEnv, logEnv, modelEnv, parseEnv, shutdownEnv } from '@chunklog/runtime';
@@ -8,6 +10,10 @@ export const AllInOneConfigSchema = z.object({
   ...listenEnv({ port: 8787 }),
   /** Where PGlite keeps its files; data survives restarts. */
   DATA_DIR: z.string().min(1).default('.data'),
+  /** Where the migrated template a new DATA_DIR is copied from is made once (a cache). */
+  PGLITE_TEMPLATE_DIR: z.string().min(1).optional(),
+  /** The user's cache folder (XDG); the template's default home is chunklog/ in it. */
+  XDG_CACHE_HOME: z.string().min(1).optional(),
   /** With a key the worker calls the real API; without one, the built-in simulator. */
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
@@ -26,6 +32,14 @@ export type AllInOneConfig = z.infer<typeof AllInOneConfigSchema>;
 /** Parses the environment; throws one EnvError naming every problem. */
 export function parseAllInOneConfig(environment: NodeJS.ProcessEnv): AllInOneConfig {
   return parseEnv(AllInOneConfigSchema, environment);
+}
+
+/** PGLITE_TEMPLATE_DIR, or chunklog/ in the user's cache folder (~/.cache unless XDG_CACHE_HOME). */
+export function pgliteTemplatesFolder(config: AllInOneConfig): string {
+  return (
+    config.PGLITE_TEMPLATE_DIR ??
+    join(config.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'chunklog')
+  );
 }
 
 /** True for addresses only this machine can reach; auth may be off only there. */

@@ -1,5 +1,7 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, parseAllInOneConfig } from './all-in-one-config';
+import { isLoopbackHost, parseAllInOneConfig, pgliteTemplatesFolder } from './all-in-one-config';
 
 describe('parseAllInOneConfig', () => {
   it('starts on defaults with no configuration', () => {
@@ -48,5 +50,24 @@ describe('isLoopbackHost', () => {
       false,
       false,
     ]);
+  });
+});
+
+describe('pgliteTemplatesFolder', () => {
+  it('is PGLITE_TEMPLATE_DIR when set', () => {
+    const config = parseAllInOneConfig({
+      PGLITE_TEMPLATE_DIR: '/var/cache/t',
+      XDG_CACHE_HOME: '/x',
+    });
+    expect(pgliteTemplatesFolder(config)).toBe('/var/cache/t');
+  });
+
+  it('is chunklog/ in XDG_CACHE_HOME, else in ~/.cache', () => {
+    expect(pgliteTemplatesFolder(parseAllInOneConfig({ XDG_CACHE_HOME: '/x' }))).toBe(
+      '/x/chunklog',
+    );
+    expect(pgliteTemplatesFolder(parseAllInOneConfig({}))).toBe(
+      join(homedir(), '.cache', 'chunklog'),
+    );
   });
 });

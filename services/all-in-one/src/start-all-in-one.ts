@@ -9,7 +9,7 @@ import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { createLogger } from '@chunklog/runtime';
 import { createPgliteStore } from '@chunklog/store';
 import type { Logger } from 'pino';
-import { type AllInOneConfig, isLoopbackHost } from './all-in-one-config';
+import { type AllInOneConfig, isLoopbackHost, pgliteTemplatesFolder } from './all-in-one-config';
 import { lockDataDir } from './lock-data-dir';
 
 export interface AllInOne {
@@ -50,9 +50,18 @@ export async function startAllInOne(
   // figures (append latency above all) and the store's group commit too. Worker names are
   // prefixed chunklog_worker_ and the store's chunklog_store_, so none collide.
   const metrics = createWorkerMetrics();
-  let store: Awaited<ReturnType<typeof createPgliteStore>>;
+  let store: ReturnType<typeof createPgliteStore>;
   try {
-    store = await createPgliteStore({ dataDir, metricsRegistry: metrics.registry });
+    store = createPgliteStore({
+      dataDir,
+      // A new folder starts as a copy of a migrated template instead of PGlite's initdb.
+      templatesFolder: pgliteTemplatesFolder(config),
+      onTemplateError: (error) =>
+        logger
+          .child({ service: 'all-in-one' })
+          .warn({ err: error }, 'no PGlite template for the new data folder; running initdb'),
+      metricsRegistry: metrics.registry,
+    });
   } catch (error) {
     lock.release();
     throw error;

@@ -1,0 +1,86 @@
+import { appendFileSync, cpSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgliteStore } from './create-pglite-store';
+import { migrationsFolder } from './migrations-folder';
+import { pgliteTemplateName, seedFromTemplate } from './pglite-template';
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'chunklog-pglite-template-'));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+const neverMake = async () => {
+  throw new Error('the template was made again');
+};
+
+describe('createPgliteStore with a templates folder', () => {
+  it('starts each new data folder as a copy of one migrated template, made once', async () => {
+    const templatesFolder = join(scratch, 'templates');
+    const first = createPgliteStore({ dataDir: join(scratch, 'first'), templatesFolder });
+    await first.migrate();
+    const tenant = await first.createTenant({ name: 'local' });
+    await first.createTab({ tenantId: tenant.id, title: 'only in the first folder' });
+    await first.close();
+    expect(readdirSync(templatesFolder)).toEqual([pgliteTemplateName(migrationsFolder)]);
+
+    const secondDir = join(scratch, 'second');
+    expect(
+      await seedFromTemplate({
+        dataDir: secondDir,
+        templatesFolder,
+        migrationsFolder,
+        makeTemplate: neverMake,
+      }),
+    ).toBe(true);
+    const second = createPgliteStore({ dataDir: secondDir, templatesFolder });
+    await second.migrate();
+    const sameTenant = await second.createTenant({ name: 'local' });
+    expect((await second.listTabs(sameTenant.id, { limit: 10 })).tabs).toEqual([]);
+    await second.close();
+    // Three PGlite starts (the template's initdb and two copies): slow on a loaded machine.
+  }, 240_000);
+
+  it('leaves a folder that already holds a database as it is', async () => {
+    const templatesFolder = join(scratch, 'templates');
+    expect(
+      await seedFromTemplate({
+        dataDir: join(scratch, 'first'),
+        templatesFolder,
+        migrationsFolder,
+        makeTemplate: neverMake,
+      }),
+    ).toBe(false);
+  });
+
+  it('tells why when there can be no template, and the folder runs initdb instead', async () => {
+    const notAFolder = join(scratch, 'a-file');
+    writeFileSync(notAFolder, '');
+    const errors: unknown[] = [];
+    const store = createPgliteStore({
+      dataDir: join(scratch, 'without-template'),
+      templatesFolder: join(notAFolder, 'templates'),
+      onTemplateError: (error) => errors.push(error),
+    });
+    await store.migrate();
+    expect(await store.createTenant({ name: 'local' })).toMatchObject({ name: 'local' });
+    await store.close();
+    expect(errors).toEqual([expect.objectContaining({ code: 'ENOTDIR' })]);
+  }, 180_000);
+});
+
+describe('pgliteTemplateName', () => {
+  it('changes with the content of any migration file', () => {
+    const copy = join(scratch, 'migrations');
+    cpSync(migrationsFolder, copy, { recursive: true });
+    expect(pgliteTemplateName(copy)).toBe(pgliteTemplateName(migrationsFolder));
+    const sql = readdirSync(copy).find((name) => name.endsWith('.sql'))!;
+    appendFileSync(join(copy, sql), '\n-- changed\n');
+    expect(pgliteTemplateName(copy)).not.toBe(pgliteTemplateName(migrationsFolder));
+  });
+});

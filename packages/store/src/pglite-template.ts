@@ -1,0 +1,91 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { findAncestorWith } from '@chunklog/runtime';
+
+/** A PGlite data folder holds this file from its initdb on. */
+const versionFile = 'PG_VERSION';
+
+/** The installed PGlite's version: its data format, which a template must share. */
+function pgliteVersion(): string {
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  const packageFolder = findAncestorWith(dirname(entry), 'package.json');
+  if (!packageFolder) throw new Error(`no package.json above ${entry}`);
+  const { version } = JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return version;
+}
+
+/** Names a template by the PGlite version and every migration file, so none stands in for another. */
+export function pgliteTemplateName(migrationsFolder: string): string {
+  const hash = createHash('sha256').update(pgliteVersion()).update('\0');
+  const files = (folder: string, prefix = ''): string[] =>
+    readdirSync(join(folder, prefix), { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .flatMap((entry) =>
+        entry.isDirectory() ? files(folder, join(prefix, entry.name)) : [join(prefix, entry.name)],
+      );
+  for (const file of files(migrationsFolder)) {
+    hash
+      .update(file)
+      .update('\0')
+      .update(readFileSync(join(migrationsFolder, file)))
+      .update('\0');
+  }
+  return `pglite-${hash.digest('hex').slice(0, 16)}`;
+}
+
+export interface SeedFromTemplateOptions {
+  /** The data folder about to be opened. */
+  dataDir: string;
+  /** Where templates are kept, one folder each, made on first use. */
+  templatesFolder: string;
+  migrationsFolder: string;
+  /** Initialises and migrates a new, empty data folder, then closes it. */
+  makeTemplate(folder: string): Promise<void>;
+}
+
+/**
+ * Seeds a data folder that has no database yet with a copy of a migrated template, made once
+ * per PGlite version and set of migrations: PGlite's initdb and the first migration take
+ * seconds, a copy of their result a fraction of that. Returns false (and leaves the folder to
+ * PGlite's initdb) when the folder already holds a database.
+ */
+export async function seedFromTemplate(options: SeedFromTemplateOptions): Promise<boolean> {
+  if (existsSync(join(options.dataDir, versionFile))) return false;
+  const template = join(options.templatesFolder, pgliteTemplateName(options.migrationsFolder));
+  if (!existsSync(join(template, versionFile))) {
+    // Made beside its final place and renamed into it, so a template is whole or absent; two
+    // processes making one at once both finish and the first rename wins.
+    const making = `${template}.making-${process.pid}-${randomBytes(4).toString('hex')}`;
+    mkdirSync(options.templatesFolder, { recursive: true });
+    try {
+      await options.makeTemplate(making);
+      try {
+        renameSync(making, template);
+      } catch (error) {
+        // Another process's template got there first: the same files, and it stays.
+        if (!existsSync(join(template, versionFile))) throw error;
+      }
+    } finally {
+      rmSync(making, { recursive: true, force: true });
+    }
+  }
+  // PG_VERSION last: a copy cut short (a full disk) leaves a folder PGlite still initialises.
+  cpSync(template, options.dataDir, {
+    recursive: true,
+    filter: (source) => source !== join(template, versionFile),
+  });
+  cpSync(join(template, versionFile), join(options.dataDir, versionFile));
+  return true;
+}
