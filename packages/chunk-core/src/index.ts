@@ -11,6 +11,13 @@ export {
   stripCacheControl,
 } from './build-request';
 export {
+  type CacheMiss,
+  CacheMissSchema,
+  cacheMissOfMessage,
+  listCacheMisses,
+  type StepCacheMiss,
+} from './cache-miss';
+export {
   type Chunk,
   type ChunkBody,
   ChunkBodySchema,

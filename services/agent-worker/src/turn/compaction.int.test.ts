@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { buildRequest, type Chunk, type TabConfig, validateRequest } from '@chunklog/chunk-core';
+import {
+  buildRequest,
+  type Chunk,
+  listCacheMisses,
+  type TabConfig,
+  validateRequest,
+} from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import { createWorkerMetrics, type WorkerMetrics } from '../metrics/worker-metrics';
 import { assertGapFree, type Harness, startWorkerProcess, useHarness } from '../testing/harness';
@@ -111,6 +117,20 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     const misses = (await metrics.cacheMisses.get()).values;
     expect(misses.map((value) => value.labels.reason)).toEqual(['messages_changed']);
     expect(misses[0]?.value).toBe(compactions(log).length);
+    // Each miss is recorded on the log: on the first chunk of the step after each compaction.
+    const recorded = listCacheMisses(log);
+    expect(recorded.map((miss) => miss.reason)).toEqual(
+      compactions(log).map(() => 'messages_changed'),
+    );
+    for (const miss of recorded) {
+      expect(miss.missedInputTokens).toBeGreaterThan(0);
+      const chunk = log.find((candidate) => candidate.seq === miss.seq)!;
+      const before = log.filter(
+        (candidate) => candidate.seq < miss.seq && candidate.role !== 'user',
+      );
+      expect(before.at(-1)?.type).toBe('compaction');
+      expect(chunk).toMatchObject({ role: 'assistant', turnId: miss.turnId, step: miss.step });
+    }
   }, 120_000);
 
   it('recovers from "prompt is too long" by compacting and sending the step again', async (context) => {

@@ -50,9 +50,9 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
     toolCalls.push(...result.toolCalls);
     if (result.outcome === 'aborted') return { kind: 'cancelled' };
     if (result.outcome === 'finished') {
-      if (result.cacheMissReason !== null) {
+      if (result.cacheMiss !== null) {
         deps.logger.info(
-          { tabId: session.tabId, turnId, step, cacheMissReason: result.cacheMissReason },
+          { tabId: session.tabId, turnId, step, cacheMiss: result.cacheMiss },
           'prompt cache missed',
         );
       }

@@ -1,4 +1,9 @@
-import { MessageModeSchema, TabConfigSchema, TabSchema } from '@chunklog/chunk-core';
+import {
+  CacheMissSchema,
+  MessageModeSchema,
+  TabConfigSchema,
+  TabSchema,
+} from '@chunklog/chunk-core';
 import { z } from 'zod';
 
 /** Largest page a client may ask for (docs/architecture.md, "HTTP API"). */
@@ -92,6 +97,17 @@ export const ContextResponseSchema = z.object({
     .optional()
     .describe(
       "whose options built the request: a worker's (its model, token limit and tools), or the gateway's defaults without tools because no worker answered",
+    ),
+  cacheMisses: z
+    .array(
+      CacheMissSchema.extend({
+        seq: z.number().int().positive(),
+        turnId: z.uuid(),
+        step: z.number().int().nonnegative(),
+      }),
+    )
+    .describe(
+      "the tab's latest steps whose request missed the prompt cache, oldest first: the seq, turn and step of the step's first chunk, the API's cache_miss_reason type and the input tokens it could not read from cache",
     ),
 });
 

@@ -79,6 +79,20 @@ describe('POST /v1/tabs/:tabId/compact (embedded backend, real worker and simula
     const last = simulator.requests.at(-1)!;
     expect(last.status).toBe(200);
     expect(String(last.headers['anthropic-beta'])).toContain('compact-2026-09-04');
+
+    // That answer's request missed the cache where the block replaced the messages, and says so.
+    const after = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
+    const answer = (await chunks(tabId)).at(-1)!;
+    expect(answer).toMatchObject({ role: 'assistant', type: 'text' });
+    expect((after.body as { cacheMisses: unknown }).cacheMisses).toEqual([
+      {
+        seq: answer.seq,
+        turnId: answer.turnId,
+        step: answer.step,
+        reason: 'messages_changed',
+        missedInputTokens: expect.any(Number),
+      },
+    ]);
   });
 
   it('answers 409 while a turn runs, and stores nothing', async () => {
