@@ -116,6 +116,8 @@ export const RequestOptionsReplySchema = z.object({
     thinking: z.object({ budgetTokens: z.number().int() }).optional(),
     /** In the order the worker offers them, remote tools included. */
     tools: z.array(WireToolSchema),
+    /** The most UTF-8 bytes one chunk takes on the wire; larger ones are cut with a note. */
+    maxChunkBytes: z.number().int().positive().optional(),
   }),
 });
 export type RequestOptionsReply = z.infer<typeof RequestOptionsReplySchema>;

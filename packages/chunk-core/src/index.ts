@@ -77,6 +77,7 @@ export {
   CompactionErrorCodeSchema,
   compactionDataFromResponse,
 } from './compaction';
+export { compactionAsText, SUMMARY_TEXT_PREFIX } from './compaction-as-text';
 export { isDatabaseUnreachable } from './database-unreachable';
 export {
   ChunklogError,

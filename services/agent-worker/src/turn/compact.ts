@@ -4,7 +4,11 @@ import {
   addUsage,
   buildCompactionRequest,
   COMPACTION_BETA,
+  type CompactionErrorCode,
+  CompactionErrorCodeSchema,
+  compactionAsText,
   compactionDataFromResponse,
+  fitChunkForWire,
   type Usage,
 } from '@chunklog/chunk-core';
 import { LeaseLostError } from '../holding/tab-session';
@@ -14,8 +18,11 @@ import { offeredTools } from './model-step';
 import { errorStatus, retryDelay } from './retry-policy';
 import type { RunningTurn } from './turn';
 
-/** Why a compaction was asked for, as the metric's `cause` label. */
-export type CompactionCause = 'threshold' | 'too_long' | 'requested';
+/**
+ * Why a compaction was asked for, as the metric's `cause` label. `refused`: the API refused the
+ * tab's stored compaction block, so the tab is compacted again from the block's summary text.
+ */
+export type CompactionCause = 'threshold' | 'too_long' | 'requested' | 'refused';
 
 /** How a compaction ended. */
 export type CompactionOutcome =
@@ -58,6 +65,35 @@ export function isPromptTooLong(error: unknown): boolean {
 }
 
 /**
+ * The `error_code` of the API's refusal of a compaction block or request (a 400
+ * `invalid_request_error` with `error.details.error_code`), or undefined for any other error.
+ */
+export function compactionRefusal(error: unknown): CompactionErrorCode | undefined {
+  if (!(error instanceof Anthropic.BadRequestError)) return undefined;
+  const body = error.error as { error?: { details?: { error_code?: unknown } } } | undefined;
+  const parsed = CompactionErrorCodeSchema.safeParse(body?.error?.details?.error_code);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Refusals of the block a request opens with: it does not verify (a changed key, an altered
+ * stored block) or sits where the API does not take it. Sending it again cannot succeed.
+ */
+const blockRefusals: ReadonlySet<CompactionErrorCode> = new Set([
+  'compaction_signature_invalid',
+  'compaction_content_mismatch',
+  'compaction_tool_changes_mismatch',
+  'compaction_block_ambiguous',
+  'compaction_block_misplaced',
+]);
+
+/** Whether `error` is the API refusing the compaction block the request opened with. */
+export function isBlockRefusal(error: unknown): boolean {
+  const code = compactionRefusal(error);
+  return code !== undefined && blockRefusals.has(code);
+}
+
+/**
  * Whether the next step's request would pass the tab's threshold: the input the previous
  * response reported (uncached + cache read + cache write, exact), plus an estimate (UTF-8 bytes
  * over four) for the chunks appended since. With no response seen yet in this session, the
@@ -73,7 +109,13 @@ export function wouldPassThreshold(
   const estimate =
     last === undefined
       ? estimateTokens(request())
-      : last.inputTokens + estimateTokens(session.log.filter((chunk) => chunk.seq > last.seq));
+      : last.inputTokens +
+        estimateTokens(
+          session.log
+            .filter((chunk) => chunk.seq > last.seq)
+            // As the request will carry them: an oversized chunk only by its cut view.
+            .map((chunk) => fitChunkForWire(chunk, turn.deps.defaults.maxChunkBytes)),
+        );
   return estimate > settings.threshold * settings.contextWindowTokens;
 }
 
@@ -85,8 +127,11 @@ function estimateTokens(value: unknown): number {
  * Compacts the tab: sends chunk-core's compaction request (the log up to the end of its last
  * finished step, with the `compaction` parameter) through the beta endpoint and appends the
  * answer as a `compaction` chunk, fenced and sealed like any chunk. Retries what the retry
- * policy allows (`compaction_unavailable` is a 529) with its backoff. A cancel or a failure
- * stores nothing: the chunk is appended whole or not at all.
+ * policy allows (`compaction_unavailable` is a 529) with its backoff. When the API refuses the
+ * tab's stored block (cause `refused`, or a refusal of this very request), the request is built
+ * with the block's summary text in its place (`compactionAsText`): the fresh block replaces the
+ * refused one from then on. A cancel or a failure stores nothing: the chunk is appended whole or
+ * not at all.
  */
 export async function compactTab(
   turn: RunningTurn,
@@ -94,7 +139,7 @@ export async function compactTab(
   settings: CompactionSettings,
   cause: CompactionCause,
 ): Promise<CompactionOutcome> {
-  const outcome = await runCompaction(turn, step, settings);
+  const outcome = await runCompaction(turn, step, settings, cause === 'refused');
   turn.deps.metrics?.compactions.inc({ outcome, cause });
   turn.deps.logger.info(
     { tabId: turn.session.tabId, turnId: turn.turnId, step, cause, outcome },
@@ -107,6 +152,7 @@ async function runCompaction(
   turn: RunningTurn,
   step: number,
   settings: CompactionSettings,
+  blockRefused: boolean,
 ): Promise<CompactionOutcome> {
   const { deps, session, config, turnId } = turn;
   const signal = turn.cancel.signal;
@@ -117,9 +163,10 @@ async function runCompaction(
   });
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return 'cancelled';
+    const chunks = blockRefused ? (compactionAsText(session.log) ?? session.log) : session.log;
     const compaction = buildCompactionRequest({
       ...options,
-      chunks: session.log,
+      chunks,
       ...(settings.instructions === undefined ? {} : { instructions: settings.instructions }),
     });
     if (compaction === undefined) return 'nothing';
@@ -141,6 +188,14 @@ async function runCompaction(
     } catch (error) {
       if (error instanceof LeaseLostError || session.lost) throw error;
       if (signal.aborted) return 'cancelled';
+      if (!blockRefused && isBlockRefusal(error)) {
+        deps.logger.warn(
+          { err: error, tabId: session.tabId, turnId, step },
+          "the API refused the tab's compaction block; compacting from its summary text",
+        );
+        blockRefused = true;
+        continue;
+      }
       const delay = retryDelay(error, attempt, deps.retry);
       deps.logger.warn(
         { err: error, tabId: session.tabId, turnId, step, attempt, retryInMs: delay },

@@ -20,7 +20,7 @@ export interface TurnDependencies {
   newId: () => string;
   logger: Logger;
   retry: RetryPolicy;
-  defaults: { model: string; maxSteps: number; maxTokens: number };
+  defaults: { model: string; maxSteps: number; maxTokens: number; maxChunkBytes: number };
   /** Names withheld from this turn's model (the subagent's own `task`, for one). */
   excludeTools?: readonly string[];
   /**
