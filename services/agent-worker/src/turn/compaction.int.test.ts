@@ -62,11 +62,11 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     return h.store.readAll(tabId);
   }
 
-  it('keeps answering far past the window, compacting, with every chunk still in the log', async (context) => {
+  it('keeps answering for 200 turns far past the window, compacting, turn cost flat, every chunk still in the log', async (context) => {
     const harness = getHarness(context);
     const tab = await harness.newTab({ system });
     const marker = `long-${randomUUID()}`;
-    const turns = 30;
+    const turns = 200;
     const log = await drive(harness, tab.id, marker, turns);
 
     expect(turnReasons(harness, tab.id)).toEqual(Array(turns).fill('completed'));
@@ -80,8 +80,14 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     );
     expect(compactions(log).length).toBeGreaterThanOrEqual(3);
     // Pages still return the whole history from seq 1.
-    const page = await harness.store.page(tab.id, { after: 0, limit: 500 });
-    expect(page.chunks.map((chunk) => chunk.seq)).toEqual(log.map((chunk) => chunk.seq));
+    const seqs: number[] = [];
+    for (let after = 0; ; ) {
+      const page = await harness.store.page(tab.id, { after, limit: 100 });
+      seqs.push(...page.chunks.map((chunk) => chunk.seq));
+      if (!page.hasMore) break;
+      after = page.chunks.at(-1)!.seq;
+    }
+    expect(seqs).toEqual(log.map((chunk) => chunk.seq));
 
     const requests = harness.requestsMentioning(marker);
     // Every request was accepted: none passed the window, none was refused.
@@ -100,6 +106,18 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
       (request) => (request.body as { compaction?: unknown }).compaction === undefined,
     );
     expect(steps).toHaveLength(turns);
+    // Turn cost is flat in history: the prompt of a step late in the tab is no larger than one
+    // early on (only the tokens since the latest compaction are sent), always within the window.
+    const prompt = (request: (typeof steps)[number]) =>
+      (request.usage?.input_tokens ?? 0) +
+      (request.usage?.cache_read_input_tokens ?? 0) +
+      (request.usage?.cache_creation_input_tokens ?? 0);
+    const prompts = steps.map(prompt);
+    expect(Math.max(...prompts)).toBeLessThan(window);
+    const early = Math.max(...prompts.slice(0, turns / 2));
+    const late = Math.max(...prompts.slice(turns / 2));
+    expect(late).toBeLessThanOrEqual(early * 1.1);
+    expect(compactions(log).length).toBeGreaterThanOrEqual(20);
     expect(steps[0]?.body).toMatchObject({ diagnostics: { previous_message_id: null } });
     for (const request of steps.slice(1)) {
       expect(request.body).toMatchObject({
@@ -118,7 +136,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     expect(misses.map((value) => value.labels.reason)).toEqual(['messages_changed']);
     expect(misses[0]?.value).toBe(compactions(log).length);
     // Each miss is recorded on the log: on the first chunk of the step after each compaction.
-    const recorded = listCacheMisses(log);
+    const recorded = listCacheMisses(log, log.length);
     expect(recorded.map((miss) => miss.reason)).toEqual(
       compactions(log).map(() => 'messages_changed'),
     );
@@ -131,7 +149,7 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
       expect(before.at(-1)?.type).toBe('compaction');
       expect(chunk).toMatchObject({ role: 'assistant', turnId: miss.turnId, step: miss.step });
     }
-  }, 120_000);
+  }, 400_000);
 
   it('recovers from "prompt is too long" by compacting and sending the step again', async (context) => {
     const harness = getHarness(context);
