@@ -20,7 +20,7 @@ export const MessageCommandSchema = z
     tabId: z.uuid(),
     /** Id of the user chunk the message becomes; also the queue's dedupe id. */
     chunkId: z.uuid(),
-    /** The message; empty for `compact`, which appends no user chunk. */
+    /** The message; for `compact`, which appends no user chunk, its instructions (empty: the tab's own). */
     text: z.string(),
     mode: IntakeModeSchema,
     /** Epoch ms at which the gateway accepted it. */

@@ -138,8 +138,10 @@ export async function compactTab(
   step: number,
   settings: CompactionSettings,
   cause: CompactionCause,
+  /** The compaction chunk's id (a requested compaction's); a fresh one by default. */
+  chunkId: string = turn.deps.newId(),
 ): Promise<CompactionOutcome> {
-  const outcome = await runCompaction(turn, step, settings, cause === 'refused');
+  const outcome = await runCompaction(turn, step, settings, cause === 'refused', chunkId);
   turn.deps.metrics?.compactions.inc({ outcome, cause });
   turn.deps.logger.info(
     { tabId: turn.session.tabId, turnId: turn.turnId, step, cause, outcome },
@@ -153,6 +155,7 @@ async function runCompaction(
   step: number,
   settings: CompactionSettings,
   blockRefused: boolean,
+  chunkId: string,
 ): Promise<CompactionOutcome> {
   const { deps, session, config, turnId } = turn;
   const signal = turn.cancel.signal;
@@ -180,7 +183,7 @@ async function runCompaction(
       if (data === undefined) throw new Error('The compaction answer held no compaction block');
       if (signal.aborted) return 'cancelled';
       await session.append([
-        { id: deps.newId(), turnId, step, role: 'assistant', type: 'compaction', data },
+        { id: chunkId, turnId, step, role: 'assistant', type: 'compaction', data },
       ]);
       // The next request starts over from the block: no earlier figure describes it.
       deps.prompts.forgetFigures(session.tabId);

@@ -40,7 +40,8 @@ export interface TurnDependencies {
  */
 export type TurnStart =
   | { kind: 'message'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
-  | { kind: 'compact'; message: Pick<InboxMessage, 'chunkId'> }
+  /** `text`: instructions for this compaction; empty for the tab's own. */
+  | { kind: 'compact'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
   | { kind: 'resume'; step: number };
 
 export interface TurnOutcome {

@@ -68,6 +68,28 @@ export const MessageHeadersSchema = z.object({
 
 export const MessageAcceptedSchema = z.object({ chunkId: z.uuid() });
 
+/** `POST /compact`'s body: optional, as is each field. */
+export const CompactBodySchema = z
+  .object({
+    instructions: z
+      .string()
+      .max(20_000)
+      .refine((text) => text.trim().length > 0, 'instructions must not be blank')
+      .optional()
+      .describe("replaces the summarization prompt for this compaction (the tab's own otherwise)"),
+  })
+  .strict()
+  // No body at all compacts with the tab's settings.
+  .nullish();
+
+export const CompactAcceptedSchema = z.object({
+  chunkId: z
+    .uuid()
+    .describe(
+      'the id the compaction chunk will have, if there is anything new to summarize; with an Idempotency-Key, the same for every replay',
+    ),
+});
+
 export const ChunksQuerySchema = z
   .object({
     limit: pageLimit,
