@@ -129,7 +129,7 @@ export const ContextResponseSchema = z.object({
       }),
     )
     .describe(
-      "the tab's latest steps whose request missed the prompt cache, oldest first: the seq, turn and step of the step's first chunk, the API's cache_miss_reason type and the input tokens it could not read from cache",
+      "the latest steps since the tab's latest compaction (the step right after it included) whose request missed the prompt cache, oldest first: the seq, turn and step of the step's first chunk, the API's cache_miss_reason type and the input tokens it could not read from cache",
     ),
 });
 

@@ -49,7 +49,9 @@ export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = a
     async (request) => {
       const { tabId } = request.params;
       const tab = await store.getTab(tabId, { tenantId: tenantOf(request) });
-      const chunks = await store.readAll(tabId);
+      // From the latest compaction on: the request starts there, and so the read's cost follows
+      // the chunks since then, not the tab's depth.
+      const chunks = await store.readFromLatestCompaction(tabId);
       const built = await context.contextBuilder({ tab, chunks, logger: request.log });
       return { ...built, cacheMisses: listCacheMisses(chunks) };
     },
