@@ -1,5 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageCreateParamsNonStreaming as BetaRequest } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type {
+  MessageCountTokensParams as BetaCountTokensParams,
+  MessageCreateParamsNonStreaming as BetaRequest,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import {
   addUsage,
   buildCompactionRequest,
@@ -16,6 +19,7 @@ import { stepRequestOptions } from '../request/step-request';
 import { sleep } from './abortable';
 import { offeredTools } from './model-step';
 import { errorStatus, retryDelay } from './retry-policy';
+import { opensWithCompaction } from './stream-step';
 import type { RunningTurn } from './turn';
 
 /**
@@ -96,27 +100,56 @@ export function isBlockRefusal(error: unknown): boolean {
 /**
  * Whether the next step's request would pass the tab's threshold: the input the previous
  * response reported (uncached + cache read + cache write, exact), plus an estimate (UTF-8 bytes
- * over four) for the chunks appended since. With no response seen yet in this session, the
- * estimate covers the request as built (a new worker, a takeover).
+ * over four, of the chunks as the request carries them) for the chunks appended since. With no
+ * response seen yet in this session (a new worker, a takeover), the estimate covers the request
+ * as built; it is rough, so where it is near the limit (within a factor of two) the API counts
+ * the request (`count_tokens`), and the estimate stands only if counting fails.
  */
-export function wouldPassThreshold(
+export async function wouldPassThreshold(
   turn: RunningTurn,
   settings: CompactionSettings,
-  request: () => unknown,
-): boolean {
+  request: () => Anthropic.MessageCreateParamsNonStreaming,
+): Promise<boolean> {
   const { session } = turn;
+  const limit = settings.threshold * settings.contextWindowTokens;
   const last = turn.deps.prompts.get(session.tabId)?.figures;
-  const estimate =
-    last === undefined
-      ? estimateTokens(request())
-      : last.inputTokens +
-        estimateTokens(
-          session.log
-            .filter((chunk) => chunk.seq > last.seq)
-            // As the request will carry them: an oversized chunk only by its cut view.
-            .map((chunk) => fitChunkForWire(chunk, turn.deps.defaults.maxChunkBytes)),
-        );
-  return estimate > settings.threshold * settings.contextWindowTokens;
+  if (last !== undefined) {
+    const added = session.log
+      .filter((chunk) => chunk.seq > last.seq)
+      // As the request will carry them: an oversized chunk only by its cut view.
+      .map((chunk) => fitChunkForWire(chunk, turn.deps.defaults.maxChunkBytes));
+    return last.inputTokens + estimateTokens(added) > limit;
+  }
+  const built = request();
+  const estimate = estimateTokens(built);
+  if (estimate < limit / 2 || estimate > limit * 2) return estimate > limit;
+  return ((await countTokens(turn, built)) ?? estimate) > limit;
+}
+
+/** The API's count of a request's input tokens; undefined when it could not be had. */
+async function countTokens(
+  turn: RunningTurn,
+  request: Anthropic.MessageCreateParamsNonStreaming,
+): Promise<number | undefined> {
+  const { deps, session, turnId } = turn;
+  // Counting takes the conversation, not the generation settings.
+  const { max_tokens: _maxTokens, ...counted } = request;
+  const signal = turn.cancel.signal;
+  try {
+    const answer = opensWithCompaction(request)
+      ? await deps.anthropic.beta.messages.countTokens(
+          { ...(counted as BetaCountTokensParams), betas: [COMPACTION_BETA] },
+          { signal },
+        )
+      : await deps.anthropic.messages.countTokens(counted, { signal });
+    return answer.input_tokens;
+  } catch (error) {
+    deps.logger.warn(
+      { err: error, tabId: session.tabId, turnId },
+      'count_tokens failed; the threshold check uses the estimate',
+    );
+    return undefined;
+  }
 }
 
 function estimateTokens(value: unknown): number {

@@ -89,9 +89,13 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     }
     expect(seqs).toEqual(log.map((chunk) => chunk.seq));
 
-    const requests = harness.requestsMentioning(marker);
-    // Every request was accepted: none passed the window, none was refused.
-    expect(requests.filter((request) => request.status !== 200)).toEqual([]);
+    // Every request was accepted (token counts included): none passed the window, none was refused.
+    expect(harness.requestsMentioning(marker).filter((request) => request.status !== 200)).toEqual(
+      [],
+    );
+    const requests = harness
+      .requestsMentioning(marker)
+      .filter((request) => request.path === '/v1/messages');
     // Compaction requests went through the beta; so did every step after the first compaction.
     const firstCompaction = requests.findIndex(
       (request) => (request.body as { compaction?: unknown }).compaction !== undefined,
@@ -259,6 +263,46 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     await harness.send(tab.id, message(marker, 2));
     await harness.turnsDone(tab.id, 3, 30_000);
     expect(turnReasons(harness, tab.id).at(-1)).toBe('completed');
+  }, 60_000);
+});
+
+describe('a worker with no figures for a tab near its threshold (Postgres + the in-process bus)', () => {
+  const getHarness = useHarness('memory');
+
+  it('asks count_tokens before the first step it runs on the tab, not before later ones', async (context) => {
+    const harness = getHarness(context);
+    const settings = { contextWindowTokens: window, compactionThreshold: 0.7 };
+    const first = await harness.startWorker(settings);
+    // Some 1,500 tokens by the estimate: within a factor of two of the 2,100-token threshold.
+    const tab = await harness.newTab({ system: `${system}${'Answer in one line. '.repeat(150)}` });
+    const marker = `count-${randomUUID()}`;
+    const counts = () =>
+      harness.simulator.requests.filter(
+        (request) =>
+          request.path === '/v1/messages/count_tokens' &&
+          JSON.stringify(request.body).includes(marker),
+      );
+
+    await harness.send(tab.id, message(marker, 0, '[[sim: words 5]]'));
+    await harness.turnsDone(tab.id, 1, 20_000);
+    await harness.send(tab.id, message(marker, 1, '[[sim: words 5]]'));
+    await harness.turnsDone(tab.id, 2, 20_000);
+    // The first step had no response to go by; the second had the first's figures.
+    expect(counts()).toHaveLength(1);
+
+    // A new worker knows nothing of the tab: it counts again.
+    await first.stop();
+    await harness.startWorker(settings);
+    await harness.send(tab.id, message(marker, 2, '[[sim: words 5]]'));
+    await harness.turnsDone(tab.id, 3, 20_000);
+    expect(counts()).toHaveLength(2);
+    for (const request of counts()) {
+      expect(request.status).toBe(200);
+      expect(request.body).not.toHaveProperty('max_tokens');
+    }
+    expect(turnReasons(harness, tab.id)).toEqual(['completed', 'completed', 'completed']);
+    // The count is below the threshold: nothing was compacted.
+    expect(compactions(await harness.store.readAll(tab.id))).toEqual([]);
   }, 60_000);
 });
 

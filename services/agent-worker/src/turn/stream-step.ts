@@ -209,7 +209,7 @@ export async function streamStep(input: {
 }
 
 /** Whether the request opens with a compaction block, which only the compaction beta takes. */
-function opensWithCompaction(request: Anthropic.MessageCreateParamsNonStreaming): boolean {
+export function opensWithCompaction(request: Anthropic.MessageCreateParamsNonStreaming): boolean {
   const first = request.messages[0]?.content;
   return Array.isArray(first) && (first[0]?.type as string | undefined) === 'compaction';
 }

@@ -93,7 +93,7 @@ export async function runTurn(input: {
           defaults: deps.defaults,
           tools: offeredTools(turn),
         });
-      if (settings.enabled && wouldPassThreshold(turn, settings, request)) {
+      if (settings.enabled && (await wouldPassThreshold(turn, settings, request))) {
         const compacted = await compactTab(turn, step, settings, 'threshold');
         if (compacted === 'cancelled')
           return finish(await endCancelled(turn, step === 0 ? 0 : step - 1));
