@@ -84,17 +84,31 @@ async function benchBackend(options: { contextWindowTokens?: number } = {}) {
   return { database, store, bus, simulator };
 }
 
+/** An in-process worker on the bench backend, talking to its simulator through the SDK. */
+function benchWorker(
+  backend: Pick<Awaited<ReturnType<typeof benchBackend>>, 'store' | 'bus' | 'simulator'>,
+  options: Omit<
+    Parameters<typeof createWorker>[0],
+    'store' | 'bus' | 'anthropic' | 'logger' | 'model'
+  >,
+) {
+  return createWorker({
+    store: backend.store,
+    bus: backend.bus,
+    anthropic: new Anthropic({ apiKey: 'bench', baseURL: backend.simulator.url, maxRetries: 0 }),
+    model: 'claude-sonnet-4-6',
+    logger: pino({ level: 'warn' }),
+    ...options,
+  });
+}
+
 async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Anthropic.Tool[] }> {
-  const { database, store, bus, simulator } = await benchBackend();
-  const worker = createWorker({
-    store,
-    bus,
-    anthropic: new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 }),
+  const backend = await benchBackend();
+  const { database, store, bus, simulator } = backend;
+  const worker = benchWorker(backend, {
     workerId: 'bench-worker',
     leaseMs: 10_000,
     maxSteps: steps + 5,
-    model: 'claude-sonnet-4-6',
-    logger: pino({ level: 'warn' }),
     tools: [...builtinTools(), lookupTool],
   });
   try {
@@ -209,17 +223,13 @@ const deepChunks = 1_000_000;
  * through the store.
  */
 async function depthStartup(): Promise<Record<string, number>> {
-  const { database, store, bus, simulator } = await benchBackend();
+  const backend = await benchBackend();
+  const { database, store, bus, simulator } = backend;
   const anthropic = new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 });
-  const worker = createWorker({
-    store,
-    bus,
-    anthropic,
+  const worker = benchWorker(backend, {
     workerId: 'bench-depth-worker',
     leaseMs: 30_000,
     maxSteps: 5,
-    model: 'claude-sonnet-4-6',
-    logger: pino({ level: 'warn' }),
   });
   const sql = new pg.Client({ connectionString: database.url });
   try {
@@ -352,18 +362,12 @@ const longTab = { turns: 200, contextWindowTokens: 5_000, threshold: 0.7 };
  *   same place). Goal >= 0.95: only a compaction, which replaces the messages, costs a miss.
  */
 async function longTabCache(): Promise<Record<string, number>> {
-  const { database, store, bus, simulator } = await benchBackend({
-    contextWindowTokens: longTab.contextWindowTokens,
-  });
-  const worker = createWorker({
-    store,
-    bus,
-    anthropic: new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 }),
+  const backend = await benchBackend({ contextWindowTokens: longTab.contextWindowTokens });
+  const { database, store, bus, simulator } = backend;
+  const worker = benchWorker(backend, {
     workerId: 'bench-long-tab-worker',
     leaseMs: 10_000,
     maxSteps: 5,
-    model: 'claude-sonnet-4-6',
-    logger: pino({ level: 'warn' }),
     contextWindowTokens: longTab.contextWindowTokens,
     compactionThreshold: longTab.threshold,
   });
