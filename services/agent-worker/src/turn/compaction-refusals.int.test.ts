@@ -167,3 +167,37 @@ describe('a compaction block the API refuses (worker, simulator through the SDK)
     }, 60_000);
   }
 });
+
+describe('compaction_unavailable (worker, simulator through the SDK)', () => {
+  const getHarness = useHarness('memory', (harness) =>
+    harness.startWorker({ contextWindowTokens: 3_000 }),
+  );
+
+  it('is retried with backoff; the compaction is stored once and the step answers', async (context) => {
+    const harness = getHarness(context);
+    // A threshold below what the prompt takes: the step compacts first.
+    const tab = await harness.newTab({ system, compaction: { threshold: 0.1 } });
+    const marker = `unavailable-${randomUUID()}`;
+    const question = 'Tell me about the sky over the harbour. '.repeat(40);
+    await harness.send(
+      tab.id,
+      `${marker} ${question} [[sim: context-window 3000]] [[sim: compaction-unavailable times=2]] [[sim: words 5]]`,
+    );
+    await harness.turnsDone(tab.id, 1, 30_000);
+
+    const reasons = (harness.events.get(tab.id) ?? []).flatMap((event) =>
+      event.event === 'turn-done' ? [event.data.reason] : [],
+    );
+    expect(reasons).toEqual(['completed']);
+    const compactionRequests = harness
+      .requestsMentioning(marker)
+      .filter((request) => (request.body as { compaction?: unknown }).compaction !== undefined);
+    expect(compactionRequests.map((request) => request.status)).toEqual([529, 529, 200]);
+    const log = await harness.store.readAll(tab.id);
+    expect(log.map((chunk) => `${chunk.role}/${chunk.type}`)).toEqual([
+      'user/text',
+      'assistant/compaction',
+      'assistant/text',
+    ]);
+  }, 60_000);
+});
