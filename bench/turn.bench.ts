@@ -1,5 +1,8 @@
 /**
- * Prompt-cache efficiency of a 20-step tool-using turn against the Anthropic simulator:
+ * Turn figures against the Anthropic simulator. `BENCH_TURN_SECTIONS` (comma-separated:
+ * `step_cache`, `depth`, `long_tab`) runs only those sections; unset, all of them.
+ *
+ * Prompt-cache efficiency of a 20-step tool-using turn:
  * - turn.cache_read_share: the worker's real turn (in-process bus, a throwaway Postgres
  *   database, the simulator through the SDK); of the prompt tokens of steps 2..20, the share
  *   read from cache. Each step's request extends the previous one byte for byte, so the goal
@@ -21,7 +24,7 @@ import {
   defineTool,
   type ToolDefinition,
 } from '@chunklog/agent-worker';
-import { createSimulator } from '@chunklog/anthropic-sim';
+import { createSimulator, sharedPromptTokens } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import {
   type Chunk,
@@ -71,27 +74,41 @@ function cacheReadShare(usages: readonly UsageLike[]): number {
 }
 
 /** A throwaway Postgres database and its store, an in-process bus and a simulator. */
-async function benchBackend() {
+async function benchBackend(options: { contextWindowTokens?: number } = {}) {
   const postgresUrl = await testPostgresUrl();
   if (!postgresUrl) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
   const database = await createTestDatabase(postgresUrl);
   const store = createPostgresStore({ url: database.url });
   const bus = createMemoryBus();
-  const simulator = await createSimulator({ logger: () => {} });
+  const simulator = await createSimulator({ logger: () => {}, ...options });
   return { database, store, bus, simulator };
 }
 
+/** An in-process worker on the bench backend, talking to its simulator through the SDK. */
+function benchWorker(
+  backend: Pick<Awaited<ReturnType<typeof benchBackend>>, 'store' | 'bus' | 'simulator'>,
+  options: Omit<
+    Parameters<typeof createWorker>[0],
+    'store' | 'bus' | 'anthropic' | 'logger' | 'model'
+  >,
+) {
+  return createWorker({
+    store: backend.store,
+    bus: backend.bus,
+    anthropic: new Anthropic({ apiKey: 'bench', baseURL: backend.simulator.url, maxRetries: 0 }),
+    model: 'claude-sonnet-4-6',
+    logger: pino({ level: 'warn' }),
+    ...options,
+  });
+}
+
 async function chunkLogTurn(): Promise<{ share: number; log: Chunk[]; tools: Anthropic.Tool[] }> {
-  const { database, store, bus, simulator } = await benchBackend();
-  const worker = createWorker({
-    store,
-    bus,
-    anthropic: new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 }),
+  const backend = await benchBackend();
+  const { database, store, bus, simulator } = backend;
+  const worker = benchWorker(backend, {
     workerId: 'bench-worker',
     leaseMs: 10_000,
     maxSteps: steps + 5,
-    model: 'claude-sonnet-4-6',
-    logger: pino({ level: 'warn' }),
     tools: [...builtinTools(), lookupTool],
   });
   try {
@@ -206,17 +223,13 @@ const deepChunks = 1_000_000;
  * through the store.
  */
 async function depthStartup(): Promise<Record<string, number>> {
-  const { database, store, bus, simulator } = await benchBackend();
+  const backend = await benchBackend();
+  const { database, store, bus, simulator } = backend;
   const anthropic = new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 });
-  const worker = createWorker({
-    store,
-    bus,
-    anthropic,
+  const worker = benchWorker(backend, {
     workerId: 'bench-depth-worker',
     leaseMs: 30_000,
     maxSteps: 5,
-    model: 'claude-sonnet-4-6',
-    logger: pino({ level: 'warn' }),
   });
   const sql = new pg.Client({ connectionString: database.url });
   try {
@@ -335,9 +348,114 @@ async function depthStartup(): Promise<Record<string, number>> {
   }
 }
 
+/** The long tab's turns, its context window and when the worker compacts. */
+const longTab = { turns: 200, contextWindowTokens: 5_000, threshold: 0.7 };
+
+/**
+ * A tab that outlives its context window: `longTab.turns` one-step turns through the worker
+ * (in-process bus, a throwaway Postgres database, the simulator with a small window through the
+ * SDK), compacting whenever a step would pass the threshold. Over every request of the tab,
+ * compaction requests included:
+ * - turn.cache_read_share.long_tab: the share of prompt tokens read from cache;
+ * - turn.cache_read_share_of_ideal.long_tab: the tokens read from cache over the most any cache
+ *   could have read (each request's tokens that the tab's previous request already sent in the
+ *   same place). Goal >= 0.95: only a compaction, which replaces the messages, costs a miss.
+ */
+async function longTabCache(): Promise<Record<string, number>> {
+  const backend = await benchBackend({ contextWindowTokens: longTab.contextWindowTokens });
+  const { database, store, bus, simulator } = backend;
+  const worker = benchWorker(backend, {
+    workerId: 'bench-long-tab-worker',
+    leaseMs: 10_000,
+    maxSteps: 5,
+    contextWindowTokens: longTab.contextWindowTokens,
+    compactionThreshold: longTab.threshold,
+  });
+  try {
+    await store.migrate();
+    await worker.start();
+    const tenant = await store.createTenant({ name: 'bench' });
+    // Above the 1,024-token cache minimum, as real agents' prompts are, well within the window.
+    const tab = await store.createTab({
+      tenantId: tenant.id,
+      config: {
+        system: `You answer about the weather. ${'Be precise, brief and kind. '.repeat(180)}`,
+      },
+    });
+    let done = 0;
+    const failed: string[] = [];
+    let wake = () => {};
+    await bus.subscribe(tabEventsSubject(tab.id), (payload, subject) => {
+      if (!subject.endsWith('.turn-done')) return;
+      const reason = (payload as { reason?: string }).reason;
+      if (reason !== 'completed') failed.push(String(reason));
+      done += 1;
+      wake();
+    });
+    for (let turn = 0; turn < longTab.turns; turn += 1) {
+      const chunkId = randomUUID();
+      const turnDone = new Promise<void>((resolve) => {
+        wake = () => {
+          if (done > turn) resolve();
+        };
+      });
+      await bus.enqueue(
+        INTAKE_QUEUE,
+        {
+          tabId: tab.id,
+          chunkId,
+          text: `Turn ${turn}: how is the weather in city ${turn}? [[sim: words 40]]`,
+          mode: 'interrupt',
+          acceptedAt: Date.now(),
+        } satisfies MessageCommand,
+        { msgId: chunkId },
+      );
+      await turnDone;
+    }
+    if (failed.length > 0) throw new Error(`long-tab turns did not complete: ${failed.join(', ')}`);
+    const requests = simulator.requests.filter((request) => request.path === '/v1/messages');
+    const refused = requests.filter((request) => request.status !== 200);
+    if (refused.length > 0) throw new Error(`${refused.length} long-tab requests were refused`);
+    const compactions = (await store.readAll(tab.id)).filter(
+      (chunk) => chunk.type === 'compaction',
+    ).length;
+    if (compactions < 3) throw new Error(`the long tab compacted only ${compactions} times`);
+    let ideal = 0;
+    let previous: unknown;
+    for (const request of requests) {
+      ideal += sharedPromptTokens(previous, request.body);
+      previous = request.body;
+    }
+    const read = requests.reduce(
+      (sum, request) => sum + (request.usage?.cache_read_input_tokens ?? 0),
+      0,
+    );
+    return {
+      'turn.cache_read_share.long_tab': cacheReadShare(
+        requests.map((request) => request.usage ?? {}),
+      ),
+      'turn.cache_read_share_of_ideal.long_tab': ideal === 0 ? 0 : read / ideal,
+      'turn.compactions.long_tab': compactions,
+    };
+  } finally {
+    await worker.stop();
+    await simulator.close();
+    await bus.close();
+    await store.close();
+    await database.drop();
+  }
+}
+
 export default async function turnBench(): Promise<Record<string, number>> {
-  const { share, log, tools } = await chunkLogTurn();
-  const naive = await naiveTurn(log, tools);
-  const depth = await depthStartup();
-  return { 'turn.cache_read_share': share, 'turn.cache_read_share.naive': naive, ...depth };
+  const only = process.env.BENCH_TURN_SECTIONS?.split(',').map((name) => name.trim());
+  const runs = (section: string) => only === undefined || only.includes(section);
+  const figures: Record<string, number> = {};
+  if (runs('step_cache')) {
+    const { share, log, tools } = await chunkLogTurn();
+    figures['turn.cache_read_share'] = share;
+    figures['turn.cache_read_share.naive'] = await naiveTurn(log, tools);
+  }
+  if (runs('depth')) Object.assign(figures, await depthStartup());
+  if (runs('long_tab')) Object.assign(figures, await longTabCache());
+  return figures;
 }

@@ -20,8 +20,7 @@ import { describe, expect, it } from 'vitest';
  * would pass 70% of a small window (estimated from the previous response's input figures plus
  * the chunks added since), and only the log from the latest compaction in memory.
  */
-import { listPromptBlocks, type PromptBlock } from './list-prompt-blocks';
-import { MessagesRequestSchema } from './messages-request';
+import { sharedPromptTokens } from './shared-prompt-tokens';
 import { useSimulatorClient } from './testing/simulator-client';
 
 const contextWindowTokens = 5_000;
@@ -77,7 +76,7 @@ function inputTokens(message: BetaMessage): number {
 describe('a tab that outlives the context window', () => {
   it('keeps answering for 200 turns, compacting, with no cache miss but the compactions’ own', async () => {
     const tab = new Tab();
-    type Sent = { id: string; blocks: PromptBlock[]; inputTokens: number; seq: number };
+    type Sent = { id: string; body: unknown; inputTokens: number; seq: number };
     let previous = undefined as Sent | undefined;
     const figures = { read: 0, total: 0, ideal: 0, compactions: 0 };
     const missReasons: { turn: number; afterCompaction: boolean; type: string }[] = [];
@@ -88,21 +87,13 @@ describe('a tab that outlives the context window', () => {
         diagnostics: { previous_message_id: previous?.id ?? null },
       };
       const message = await sim.client.beta.messages.create({ ...body, betas: [COMPACTION_BETA] });
-      const blocks = listPromptBlocks(MessagesRequestSchema.parse(body));
       // The most any cache could read: what the previous request sent in the same place.
-      let same = 0;
-      while (
-        same < blocks.length &&
-        blocks[same]?.prefixKey === previous?.blocks[same]?.prefixKey
-      ) {
-        same += 1;
-      }
-      figures.ideal += blocks.slice(0, same).reduce((sum, block) => sum + block.tokens, 0);
+      figures.ideal += sharedPromptTokens(previous?.body, body);
       figures.read += message.usage.cache_read_input_tokens ?? 0;
       figures.total += inputTokens(message);
       previous = {
         id: message.id,
-        blocks,
+        body,
         inputTokens: inputTokens(message),
         seq: tab.chunks.length,
       };

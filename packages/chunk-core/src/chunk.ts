@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CacheMissSchema } from './cache-miss';
 import { CompactionDataSchema } from './compaction';
 
 /** Who a chunk speaks for. */
@@ -21,12 +22,18 @@ export const TextDataSchema = z.object({
   text: z.string(),
   /** Set when a cancel or crash cut the assistant text short. */
   interrupted: z.boolean().optional(),
+  /** On the first chunk a step sealed: why that step's request missed the prompt cache. */
+  cacheMiss: CacheMissSchema.optional(),
 });
 export type TextData = z.infer<typeof TextDataSchema>;
 
 export const ThinkingDataSchema = z.union([
-  z.object({ text: z.string(), signature: z.string().optional() }),
-  z.object({ redacted: z.string() }),
+  z.object({
+    text: z.string(),
+    signature: z.string().optional(),
+    cacheMiss: CacheMissSchema.optional(),
+  }),
+  z.object({ redacted: z.string(), cacheMiss: CacheMissSchema.optional() }),
 ]);
 export type ThinkingData = z.infer<typeof ThinkingDataSchema>;
 
@@ -34,6 +41,7 @@ export const ToolCallDataSchema = z.object({
   callId: z.string().min(1),
   name: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()),
+  cacheMiss: CacheMissSchema.optional(),
 });
 export type ToolCallData = z.infer<typeof ToolCallDataSchema>;
 

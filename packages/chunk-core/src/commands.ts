@@ -20,7 +20,7 @@ export const MessageCommandSchema = z
     tabId: z.uuid(),
     /** Id of the user chunk the message becomes; also the queue's dedupe id. */
     chunkId: z.uuid(),
-    /** The message; empty for `compact`, which appends no user chunk. */
+    /** The message; for `compact`, which appends no user chunk, its instructions (empty: the tab's own). */
     text: z.string(),
     mode: IntakeModeSchema,
     /** Epoch ms at which the gateway accepted it. */
@@ -116,6 +116,8 @@ export const RequestOptionsReplySchema = z.object({
     thinking: z.object({ budgetTokens: z.number().int() }).optional(),
     /** In the order the worker offers them, remote tools included. */
     tools: z.array(WireToolSchema),
+    /** The most UTF-8 bytes one chunk takes on the wire; larger ones are cut with a note. */
+    maxChunkBytes: z.number().int().positive().optional(),
   }),
 });
 export type RequestOptionsReply = z.infer<typeof RequestOptionsReplySchema>;

@@ -11,6 +11,13 @@ export {
   stripCacheControl,
 } from './build-request';
 export {
+  type CacheMiss,
+  CacheMissSchema,
+  cacheMissOfMessage,
+  listCacheMisses,
+  type StepCacheMiss,
+} from './cache-miss';
+export {
   type Chunk,
   type ChunkBody,
   ChunkBodySchema,
@@ -70,6 +77,7 @@ export {
   CompactionErrorCodeSchema,
   compactionDataFromResponse,
 } from './compaction';
+export { compactionAsText, SUMMARY_TEXT_PREFIX } from './compaction-as-text';
 export { isDatabaseUnreachable } from './database-unreachable';
 export {
   ChunklogError,

@@ -1,4 +1,11 @@
-import type { ChunkPage, MessageCommand, Tab, TabConfig, WireRequest } from '@chunklog/chunk-core';
+import type {
+  ChunkPage,
+  MessageCommand,
+  StepCacheMiss,
+  Tab,
+  TabConfig,
+  WireRequest,
+} from '@chunklog/chunk-core';
 import { ChunklogError, errorFromResponse, isAbort, toChunklogError } from './errors';
 import { TabStream, type TabStreamOptions } from './tab-stream';
 import { TabView, type TabViewOptions } from './tab-view';
@@ -64,6 +71,8 @@ export interface TabContext {
   request: WireRequest;
   /** Whose options built it: a worker's, or the gateway's defaults when no worker answered. */
   source?: 'worker' | 'gateway-defaults';
+  /** The tab's latest steps whose request missed the prompt cache, and why; oldest first. */
+  cacheMisses: StepCacheMiss[];
 }
 
 interface RequestOptions {

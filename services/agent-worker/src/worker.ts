@@ -10,6 +10,7 @@ import { createTabHolder } from './holding/hold-tab';
 import { createIntake } from './intake/intake';
 import { createMcpToolbox, type McpOptions } from './mcp/mcp-toolbox';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
+import { maxChunkBytes } from './request/max-chunk-bytes';
 import { serveRequestOptions } from './request/serve-request-options';
 import {
   buildStepRequest,
@@ -112,10 +113,12 @@ export function createWorker(deps: WorkerDependencies): Worker {
     logger: logger.child({ component: 'mcp' }),
     ...(deps.clock ? { now: () => deps.clock!.now() } : {}),
   });
+  const contextWindowTokens = deps.contextWindowTokens ?? 200_000;
   const defaults = {
     model: deps.model,
     maxSteps: deps.maxSteps,
     maxTokens: deps.maxTokens ?? 4096,
+    maxChunkBytes: maxChunkBytes(contextWindowTokens),
   };
   /** What this worker builds a tab's step requests from: its defaults and its tools now. */
   const stepRequestInput = (config: TabConfig): StepRequestInput => ({
@@ -133,7 +136,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     metrics,
     defaults,
     compaction: {
-      contextWindowTokens: deps.contextWindowTokens ?? 200_000,
+      contextWindowTokens,
       threshold: deps.compactionThreshold ?? 0.8,
     },
     prompts: new PromptMemory(),
@@ -146,6 +149,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     health,
     workerId,
     leaseMs,
+    foldOptions: { maxChunkBytes: defaults.maxChunkBytes },
     stopping: isStopping,
   });
   const claimer = createClaimer({

@@ -3,6 +3,7 @@ import {
   CancelCommandSchema,
   cancelSubject,
   emptyUsage,
+  type FoldOptions,
   snapshotSubject,
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
@@ -60,6 +61,8 @@ export function createTabHolder(deps: {
   health: StoreHealth;
   workerId: string;
   leaseMs: number;
+  /** How held tabs fold their log into request messages (the worker's chunk budget). */
+  foldOptions?: FoldOptions;
   /** True once the worker is stopping: a lost lease is then not looked up again. */
   stopping: () => boolean;
 }): TabHolder {
@@ -121,7 +124,7 @@ export function createTabHolder(deps: {
       // From the latest compaction on: what a request is built from, whatever the tab's depth.
       const log = await store.readFromLatestCompaction(tabId);
       if (lostWhileLoading) throw new LeaseLostError(tabId);
-      const current = new TabSession(tabId, log, store, bus, logger, metrics);
+      const current = new TabSession(tabId, log, store, bus, logger, metrics, deps.foldOptions);
       session = current;
       sessions.set(tabId, current);
       metrics.runningTurns.inc();

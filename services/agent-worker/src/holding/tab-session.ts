@@ -3,6 +3,7 @@ import {
   type Chunk,
   type ChunkDraft,
   ConflictError,
+  type FoldOptions,
   type LiveEvent,
   liveEventSubject,
   MessageFold,
@@ -59,9 +60,10 @@ export class TabSession {
     private readonly bus: Bus,
     private readonly logger: Logger,
     private readonly metrics?: WorkerMetrics,
+    foldOptions: FoldOptions = {},
   ) {
     this.log = log;
-    this.fold = new MessageFold().appendAll(log);
+    this.fold = new MessageFold(foldOptions).appendAll(log);
     this.lastSeq = log.at(-1)?.seq ?? 0;
   }
 

@@ -99,7 +99,7 @@ export function createWorkerMetrics(registry = new Registry()): WorkerMetrics {
     }),
     compactions: new Counter({
       name: 'chunklog_worker_compactions_total',
-      help: 'Compactions requested, by outcome and cause (threshold, too_long, requested)',
+      help: 'Compactions requested, by outcome and cause (threshold, too_long, requested, refused)',
       labelNames: ['outcome', 'cause'],
       registers: [registry],
     }),

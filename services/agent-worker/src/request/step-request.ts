@@ -13,7 +13,12 @@ import {
 /** What a tab's step requests are built from besides the log. */
 export interface StepRequestInput {
   config: TabConfig;
-  defaults: { model: string; maxTokens: number };
+  defaults: {
+    model: string;
+    maxTokens: number;
+    /** The most UTF-8 bytes one chunk may take on the wire (see `maxChunkBytes`). */
+    maxChunkBytes?: number;
+  };
   tools: readonly Anthropic.Tool[];
 }
 
@@ -25,6 +30,9 @@ export interface StepRequestInput {
 export function stepRequestOptions(input: StepRequestInput): RequestOptions {
   return {
     ...tabRequestOptions(input.config, input.defaults),
+    ...(input.defaults.maxChunkBytes === undefined
+      ? {}
+      : { maxChunkBytes: input.defaults.maxChunkBytes }),
     // chunk-core types the wire without the SDK; the shapes are the SDK's, field for field.
     tools: input.tools as readonly WireTool[],
   };

@@ -1,10 +1,17 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageCreateParamsNonStreaming as BetaRequest } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type {
+  MessageCountTokensParams as BetaCountTokensParams,
+  MessageCreateParamsNonStreaming as BetaRequest,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import {
   addUsage,
   buildCompactionRequest,
   COMPACTION_BETA,
+  type CompactionErrorCode,
+  CompactionErrorCodeSchema,
+  compactionAsText,
   compactionDataFromResponse,
+  fitChunkForWire,
   type Usage,
 } from '@chunklog/chunk-core';
 import { LeaseLostError } from '../holding/tab-session';
@@ -12,10 +19,14 @@ import { stepRequestOptions } from '../request/step-request';
 import { sleep } from './abortable';
 import { offeredTools } from './model-step';
 import { errorStatus, retryDelay } from './retry-policy';
+import { opensWithCompaction } from './stream-step';
 import type { RunningTurn } from './turn';
 
-/** Why a compaction was asked for, as the metric's `cause` label. */
-export type CompactionCause = 'threshold' | 'too_long' | 'requested';
+/**
+ * Why a compaction was asked for, as the metric's `cause` label. `refused`: the API refused the
+ * tab's stored compaction block, so the tab is compacted again from the block's summary text.
+ */
+export type CompactionCause = 'threshold' | 'too_long' | 'requested' | 'refused';
 
 /** How a compaction ended. */
 export type CompactionOutcome =
@@ -58,23 +69,87 @@ export function isPromptTooLong(error: unknown): boolean {
 }
 
 /**
+ * The `error_code` of the API's refusal of a compaction block or request (a 400
+ * `invalid_request_error` with `error.details.error_code`), or undefined for any other error.
+ */
+export function compactionRefusal(error: unknown): CompactionErrorCode | undefined {
+  if (!(error instanceof Anthropic.BadRequestError)) return undefined;
+  const body = error.error as { error?: { details?: { error_code?: unknown } } } | undefined;
+  const parsed = CompactionErrorCodeSchema.safeParse(body?.error?.details?.error_code);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Refusals of the block a request opens with: it does not verify (a changed key, an altered
+ * stored block) or sits where the API does not take it. Sending it again cannot succeed.
+ */
+const blockRefusals: ReadonlySet<CompactionErrorCode> = new Set([
+  'compaction_signature_invalid',
+  'compaction_content_mismatch',
+  'compaction_tool_changes_mismatch',
+  'compaction_block_ambiguous',
+  'compaction_block_misplaced',
+]);
+
+/** Whether `error` is the API refusing the compaction block the request opened with. */
+export function isBlockRefusal(error: unknown): boolean {
+  const code = compactionRefusal(error);
+  return code !== undefined && blockRefusals.has(code);
+}
+
+/**
  * Whether the next step's request would pass the tab's threshold: the input the previous
  * response reported (uncached + cache read + cache write, exact), plus an estimate (UTF-8 bytes
- * over four) for the chunks appended since. With no response seen yet in this session, the
- * estimate covers the request as built (a new worker, a takeover).
+ * over four, of the chunks as the request carries them) for the chunks appended since. With no
+ * response seen yet in this session (a new worker, a takeover), the estimate covers the request
+ * as built; it is rough, so where it is near the limit (within a factor of two) the API counts
+ * the request (`count_tokens`), and the estimate stands only if counting fails.
  */
-export function wouldPassThreshold(
+export async function wouldPassThreshold(
   turn: RunningTurn,
   settings: CompactionSettings,
-  request: () => unknown,
-): boolean {
+  request: () => Anthropic.MessageCreateParamsNonStreaming,
+): Promise<boolean> {
   const { session } = turn;
+  const limit = settings.threshold * settings.contextWindowTokens;
   const last = turn.deps.prompts.get(session.tabId)?.figures;
-  const estimate =
-    last === undefined
-      ? estimateTokens(request())
-      : last.inputTokens + estimateTokens(session.log.filter((chunk) => chunk.seq > last.seq));
-  return estimate > settings.threshold * settings.contextWindowTokens;
+  if (last !== undefined) {
+    const added = session.log
+      .filter((chunk) => chunk.seq > last.seq)
+      // As the request will carry them: an oversized chunk only by its cut view.
+      .map((chunk) => fitChunkForWire(chunk, turn.deps.defaults.maxChunkBytes));
+    return last.inputTokens + estimateTokens(added) > limit;
+  }
+  const built = request();
+  const estimate = estimateTokens(built);
+  if (estimate < limit / 2 || estimate > limit * 2) return estimate > limit;
+  return ((await countTokens(turn, built)) ?? estimate) > limit;
+}
+
+/** The API's count of a request's input tokens; undefined when it could not be had. */
+async function countTokens(
+  turn: RunningTurn,
+  request: Anthropic.MessageCreateParamsNonStreaming,
+): Promise<number | undefined> {
+  const { deps, session, turnId } = turn;
+  // Counting takes the conversation, not the generation settings.
+  const { max_tokens: _maxTokens, ...counted } = request;
+  const signal = turn.cancel.signal;
+  try {
+    const answer = opensWithCompaction(request)
+      ? await deps.anthropic.beta.messages.countTokens(
+          { ...(counted as BetaCountTokensParams), betas: [COMPACTION_BETA] },
+          { signal },
+        )
+      : await deps.anthropic.messages.countTokens(counted, { signal });
+    return answer.input_tokens;
+  } catch (error) {
+    deps.logger.warn(
+      { err: error, tabId: session.tabId, turnId },
+      'count_tokens failed; the threshold check uses the estimate',
+    );
+    return undefined;
+  }
 }
 
 function estimateTokens(value: unknown): number {
@@ -85,16 +160,21 @@ function estimateTokens(value: unknown): number {
  * Compacts the tab: sends chunk-core's compaction request (the log up to the end of its last
  * finished step, with the `compaction` parameter) through the beta endpoint and appends the
  * answer as a `compaction` chunk, fenced and sealed like any chunk. Retries what the retry
- * policy allows (`compaction_unavailable` is a 529) with its backoff. A cancel or a failure
- * stores nothing: the chunk is appended whole or not at all.
+ * policy allows (`compaction_unavailable` is a 529) with its backoff. When the API refuses the
+ * tab's stored block (cause `refused`, or a refusal of this very request), the request is built
+ * with the block's summary text in its place (`compactionAsText`): the fresh block replaces the
+ * refused one from then on. A cancel or a failure stores nothing: the chunk is appended whole or
+ * not at all.
  */
 export async function compactTab(
   turn: RunningTurn,
   step: number,
   settings: CompactionSettings,
   cause: CompactionCause,
+  /** The compaction chunk's id (a requested compaction's); a fresh one by default. */
+  chunkId: string = turn.deps.newId(),
 ): Promise<CompactionOutcome> {
-  const outcome = await runCompaction(turn, step, settings);
+  const outcome = await runCompaction(turn, step, settings, cause === 'refused', chunkId);
   turn.deps.metrics?.compactions.inc({ outcome, cause });
   turn.deps.logger.info(
     { tabId: turn.session.tabId, turnId: turn.turnId, step, cause, outcome },
@@ -107,6 +187,8 @@ async function runCompaction(
   turn: RunningTurn,
   step: number,
   settings: CompactionSettings,
+  blockRefused: boolean,
+  chunkId: string,
 ): Promise<CompactionOutcome> {
   const { deps, session, config, turnId } = turn;
   const signal = turn.cancel.signal;
@@ -117,9 +199,10 @@ async function runCompaction(
   });
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return 'cancelled';
+    const chunks = blockRefused ? (compactionAsText(session.log) ?? session.log) : session.log;
     const compaction = buildCompactionRequest({
       ...options,
-      chunks: session.log,
+      chunks,
       ...(settings.instructions === undefined ? {} : { instructions: settings.instructions }),
     });
     if (compaction === undefined) return 'nothing';
@@ -133,7 +216,7 @@ async function runCompaction(
       if (data === undefined) throw new Error('The compaction answer held no compaction block');
       if (signal.aborted) return 'cancelled';
       await session.append([
-        { id: deps.newId(), turnId, step, role: 'assistant', type: 'compaction', data },
+        { id: chunkId, turnId, step, role: 'assistant', type: 'compaction', data },
       ]);
       // The next request starts over from the block: no earlier figure describes it.
       deps.prompts.forgetFigures(session.tabId);
@@ -141,6 +224,14 @@ async function runCompaction(
     } catch (error) {
       if (error instanceof LeaseLostError || session.lost) throw error;
       if (signal.aborted) return 'cancelled';
+      if (!blockRefused && isBlockRefusal(error)) {
+        deps.logger.warn(
+          { err: error, tabId: session.tabId, turnId, step },
+          "the API refused the tab's compaction block; compacting from its summary text",
+        );
+        blockRefused = true;
+        continue;
+      }
       const delay = retryDelay(error, attempt, deps.retry);
       deps.logger.warn(
         { err: error, tabId: session.tabId, turnId, step, attempt, retryInMs: delay },

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { buildRequest, type Chunk, type TabConfig, validateRequest } from '@chunklog/chunk-core';
+import {
+  buildRequest,
+  type Chunk,
+  listCacheMisses,
+  type TabConfig,
+  validateRequest,
+} from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import { createWorkerMetrics, type WorkerMetrics } from '../metrics/worker-metrics';
 import { assertGapFree, type Harness, startWorkerProcess, useHarness } from '../testing/harness';
@@ -56,11 +62,11 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     return h.store.readAll(tabId);
   }
 
-  it('keeps answering far past the window, compacting, with every chunk still in the log', async (context) => {
+  it('keeps answering for 200 turns far past the window, compacting, turn cost flat, every chunk still in the log', async (context) => {
     const harness = getHarness(context);
     const tab = await harness.newTab({ system });
     const marker = `long-${randomUUID()}`;
-    const turns = 30;
+    const turns = 200;
     const log = await drive(harness, tab.id, marker, turns);
 
     expect(turnReasons(harness, tab.id)).toEqual(Array(turns).fill('completed'));
@@ -74,12 +80,22 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     );
     expect(compactions(log).length).toBeGreaterThanOrEqual(3);
     // Pages still return the whole history from seq 1.
-    const page = await harness.store.page(tab.id, { after: 0, limit: 500 });
-    expect(page.chunks.map((chunk) => chunk.seq)).toEqual(log.map((chunk) => chunk.seq));
+    const seqs: number[] = [];
+    for (let after = 0; ; ) {
+      const page = await harness.store.page(tab.id, { after, limit: 100 });
+      seqs.push(...page.chunks.map((chunk) => chunk.seq));
+      if (!page.hasMore) break;
+      after = page.chunks.at(-1)!.seq;
+    }
+    expect(seqs).toEqual(log.map((chunk) => chunk.seq));
 
-    const requests = harness.requestsMentioning(marker);
-    // Every request was accepted: none passed the window, none was refused.
-    expect(requests.filter((request) => request.status !== 200)).toEqual([]);
+    // Every request was accepted (token counts included): none passed the window, none was refused.
+    expect(harness.requestsMentioning(marker).filter((request) => request.status !== 200)).toEqual(
+      [],
+    );
+    const requests = harness
+      .requestsMentioning(marker)
+      .filter((request) => request.path === '/v1/messages');
     // Compaction requests went through the beta; so did every step after the first compaction.
     const firstCompaction = requests.findIndex(
       (request) => (request.body as { compaction?: unknown }).compaction !== undefined,
@@ -94,6 +110,18 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
       (request) => (request.body as { compaction?: unknown }).compaction === undefined,
     );
     expect(steps).toHaveLength(turns);
+    // Turn cost is flat in history: the prompt of a step late in the tab is no larger than one
+    // early on (only the tokens since the latest compaction are sent), always within the window.
+    const prompt = (request: (typeof steps)[number]) =>
+      (request.usage?.input_tokens ?? 0) +
+      (request.usage?.cache_read_input_tokens ?? 0) +
+      (request.usage?.cache_creation_input_tokens ?? 0);
+    const prompts = steps.map(prompt);
+    expect(Math.max(...prompts)).toBeLessThan(window);
+    const early = Math.max(...prompts.slice(0, turns / 2));
+    const late = Math.max(...prompts.slice(turns / 2));
+    expect(late).toBeLessThanOrEqual(early * 1.1);
+    expect(compactions(log).length).toBeGreaterThanOrEqual(20);
     expect(steps[0]?.body).toMatchObject({ diagnostics: { previous_message_id: null } });
     for (const request of steps.slice(1)) {
       expect(request.body).toMatchObject({
@@ -111,7 +139,21 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     const misses = (await metrics.cacheMisses.get()).values;
     expect(misses.map((value) => value.labels.reason)).toEqual(['messages_changed']);
     expect(misses[0]?.value).toBe(compactions(log).length);
-  }, 120_000);
+    // Each miss is recorded on the log: on the first chunk of the step after each compaction.
+    const recorded = listCacheMisses(log, log.length);
+    expect(recorded.map((miss) => miss.reason)).toEqual(
+      compactions(log).map(() => 'messages_changed'),
+    );
+    for (const miss of recorded) {
+      expect(miss.missedInputTokens).toBeGreaterThan(0);
+      const chunk = log.find((candidate) => candidate.seq === miss.seq)!;
+      const before = log.filter(
+        (candidate) => candidate.seq < miss.seq && candidate.role !== 'user',
+      );
+      expect(before.at(-1)?.type).toBe('compaction');
+      expect(chunk).toMatchObject({ role: 'assistant', turnId: miss.turnId, step: miss.step });
+    }
+  }, 400_000);
 
   it('recovers from "prompt is too long" by compacting and sending the step again', async (context) => {
     const harness = getHarness(context);
@@ -221,6 +263,46 @@ describe('compaction in the worker (Postgres + the in-process bus, simulator thr
     await harness.send(tab.id, message(marker, 2));
     await harness.turnsDone(tab.id, 3, 30_000);
     expect(turnReasons(harness, tab.id).at(-1)).toBe('completed');
+  }, 60_000);
+});
+
+describe('a worker with no figures for a tab near its threshold (Postgres + the in-process bus)', () => {
+  const getHarness = useHarness('memory');
+
+  it('asks count_tokens before the first step it runs on the tab, not before later ones', async (context) => {
+    const harness = getHarness(context);
+    const settings = { contextWindowTokens: window, compactionThreshold: 0.7 };
+    const first = await harness.startWorker(settings);
+    // Some 1,500 tokens by the estimate: within a factor of two of the 2,100-token threshold.
+    const tab = await harness.newTab({ system: `${system}${'Answer in one line. '.repeat(150)}` });
+    const marker = `count-${randomUUID()}`;
+    const counts = () =>
+      harness.simulator.requests.filter(
+        (request) =>
+          request.path === '/v1/messages/count_tokens' &&
+          JSON.stringify(request.body).includes(marker),
+      );
+
+    await harness.send(tab.id, message(marker, 0, '[[sim: words 5]]'));
+    await harness.turnsDone(tab.id, 1, 20_000);
+    await harness.send(tab.id, message(marker, 1, '[[sim: words 5]]'));
+    await harness.turnsDone(tab.id, 2, 20_000);
+    // The first step had no response to go by; the second had the first's figures.
+    expect(counts()).toHaveLength(1);
+
+    // A new worker knows nothing of the tab: it counts again.
+    await first.stop();
+    await harness.startWorker(settings);
+    await harness.send(tab.id, message(marker, 2, '[[sim: words 5]]'));
+    await harness.turnsDone(tab.id, 3, 20_000);
+    expect(counts()).toHaveLength(2);
+    for (const request of counts()) {
+      expect(request.status).toBe(200);
+      expect(request.body).not.toHaveProperty('max_tokens');
+    }
+    expect(turnReasons(harness, tab.id)).toEqual(['completed', 'completed', 'completed']);
+    // The count is below the threshold: nothing was compacted.
+    expect(compactions(await harness.store.readAll(tab.id))).toEqual([]);
   }, 60_000);
 });
 

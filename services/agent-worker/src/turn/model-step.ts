@@ -3,7 +3,7 @@ import { addUsage } from '@chunklog/chunk-core';
 import { LeaseLostError } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { sleep } from './abortable';
-import { compactionSettings, compactTab, isPromptTooLong } from './compact';
+import { compactionSettings, compactTab, isBlockRefusal, isPromptTooLong } from './compact';
 import { errorStatus, retryDelay } from './retry-policy';
 import { type StepToolCall, streamStep } from './stream-step';
 import { checkCancel, type RunningTurn } from './turn';
@@ -28,6 +28,7 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
   const offered = offeredTools(turn);
   let toolCalls: StepToolCall[] = [];
   let compactedForLength = false;
+  let compactedForRefusal = false;
   for (let attempt = 1; ; attempt++) {
     const request = buildStepRequest({
       fold: session.fold,
@@ -50,9 +51,9 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
     toolCalls.push(...result.toolCalls);
     if (result.outcome === 'aborted') return { kind: 'cancelled' };
     if (result.outcome === 'finished') {
-      if (result.cacheMissReason !== null) {
+      if (result.cacheMiss !== null) {
         deps.logger.info(
-          { tabId: session.tabId, turnId, step, cacheMissReason: result.cacheMissReason },
+          { tabId: session.tabId, turnId, step, cacheMiss: result.cacheMiss },
           'prompt cache missed',
         );
       }
@@ -64,6 +65,17 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
     if (isPromptTooLong(result.error) && !compactedForLength) {
       compactedForLength = true;
       const compacted = await compactTab(turn, step, compactionSettings(turn), 'too_long');
+      if (compacted === 'cancelled') return { kind: 'cancelled' };
+      if (compacted === 'compacted') {
+        toolCalls = [];
+        continue;
+      }
+    }
+    // The API refused the stored compaction block (it no longer verifies): sent again it would
+    // be refused on every step, forever. Compact again from its summary text and send once more.
+    if (isBlockRefusal(result.error) && !compactedForRefusal) {
+      compactedForRefusal = true;
+      const compacted = await compactTab(turn, step, compactionSettings(turn), 'refused');
       if (compacted === 'cancelled') return { kind: 'cancelled' };
       if (compacted === 'compacted') {
         toolCalls = [];

@@ -1,7 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsStreaming as BetaStreamingRequest } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import {
+  type CacheMiss,
   COMPACTION_BETA,
+  cacheMissOfMessage,
   initialStreamState,
   interruptedBlock,
   reduceStreamEvent,
@@ -25,8 +27,8 @@ export type StreamStepResult =
       stopReason: string | null;
       usage: Usage;
       toolCalls: StepToolCall[];
-      /** `diagnostics.cache_miss_reason.type` of the response; null when the cache was not missed. */
-      cacheMissReason: string | null;
+      /** The response's `diagnostics.cache_miss_reason`; null when the cache was not missed. */
+      cacheMiss: CacheMiss | null;
     }
   /** Failed (HTTP error, mid-stream `error` event, cut stream); what sealed before stays. */
   | { outcome: 'failed'; error: unknown; usage: Usage; toolCalls: StepToolCall[] }
@@ -75,10 +77,18 @@ export async function streamStep(input: {
     return id;
   };
 
+  let cacheMiss: CacheMiss | null = null;
+  let missRecorded = false;
   const seal = async (index: number, body: StreamChunkBody, invalidInput?: string) => {
     const id = idFor(index);
     if (session.open?.id === id) session.open = null;
-    await session.append([{ id, turnId, step, ...body }]);
+    // The step's first chunk carries why its request missed the cache (known at message_start).
+    const recorded =
+      cacheMiss === null || missRecorded
+        ? body
+        : ({ ...body, data: { ...body.data, cacheMiss } } as StreamChunkBody);
+    missRecorded = true;
+    await session.append([{ id, turnId, step, ...recorded }]);
     if (body.type === 'tool_call') {
       toolCalls.push(invalidInput === undefined ? body.data : { ...body.data, invalidInput });
     }
@@ -137,7 +147,6 @@ export async function streamStep(input: {
   };
   const coveredSeq = session.log.at(-1)?.seq ?? 0;
   let messageId: string | undefined;
-  let cacheMissReason: string | null = null;
 
   try {
     // Once the log holds a compaction, its block is in the messages: only the beta takes it.
@@ -157,7 +166,7 @@ export async function streamStep(input: {
       }
       if (event.type === 'message_start') {
         messageId = event.message.id;
-        cacheMissReason = missReasonOf(event.message);
+        cacheMiss = cacheMissOfMessage(event.message) ?? null;
       }
       const result = reduceStreamEvent(state, event);
       state = result.state;
@@ -176,13 +185,13 @@ export async function streamStep(input: {
         },
       });
     }
-    if (cacheMissReason !== null) metrics?.cacheMisses.inc({ reason: cacheMissReason });
+    if (cacheMiss !== null) metrics?.cacheMisses.inc({ reason: cacheMiss.reason });
     return {
       outcome: 'finished',
       stopReason: state.stopReason,
       usage: state.usage,
       toolCalls,
-      cacheMissReason,
+      cacheMiss,
     };
   } catch (error) {
     try {
@@ -200,18 +209,9 @@ export async function streamStep(input: {
 }
 
 /** Whether the request opens with a compaction block, which only the compaction beta takes. */
-function opensWithCompaction(request: Anthropic.MessageCreateParamsNonStreaming): boolean {
+export function opensWithCompaction(request: Anthropic.MessageCreateParamsNonStreaming): boolean {
   const first = request.messages[0]?.content;
   return Array.isArray(first) && (first[0]?.type as string | undefined) === 'compaction';
-}
-
-/** The `diagnostics.cache_miss_reason` type a response's message carries, if any. */
-function missReasonOf(message: object): string | null {
-  const diagnostics = (
-    message as { diagnostics?: { cache_miss_reason?: { type?: unknown } | null } | null }
-  ).diagnostics;
-  const type = diagnostics?.cache_miss_reason?.type;
-  return typeof type === 'string' ? type : null;
 }
 
 /**

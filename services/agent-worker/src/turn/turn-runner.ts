@@ -47,7 +47,7 @@ export async function runTurn(input: {
   const signal = input.cancel.signal;
   const finish = (reason: TurnDoneReason): TurnOutcome => ({ reason, usage: turn.usage });
 
-  if (start.kind === 'compact') return runCompactionTurn(turn, start.message.chunkId);
+  if (start.kind === 'compact') return runCompactionTurn(turn, start.message);
 
   let step = 0;
   // A reply cut by the context window is compacted and continued once per turn.
@@ -93,7 +93,7 @@ export async function runTurn(input: {
           defaults: deps.defaults,
           tools: offeredTools(turn),
         });
-      if (settings.enabled && wouldPassThreshold(turn, settings, request)) {
+      if (settings.enabled && (await wouldPassThreshold(turn, settings, request))) {
         const compacted = await compactTab(turn, step, settings, 'threshold');
         if (compacted === 'cancelled')
           return finish(await endCancelled(turn, step === 0 ? 0 : step - 1));
@@ -147,18 +147,33 @@ export async function runTurn(input: {
 }
 
 /**
- * A turn that only compacts the tab (`POST /v1/tabs/:tabId/compact`). Its inbox entry goes only
- * once the compaction is stored or given up, so a worker that dies mid-way leaves it for the
- * next holder to redo; a compaction with nothing new to summarize is a completed no-op.
+ * A turn that only compacts the tab (`POST /v1/tabs/:tabId/compact`), with the request's
+ * instructions (the message text) over the tab's. The compaction chunk takes the request's
+ * chunk id, so a replayed request (same Idempotency-Key) finds it in the log and compacts
+ * nothing more. Its inbox entry goes only once the compaction is stored or given up, so a worker
+ * that dies mid-way leaves it for the next holder to redo; a compaction with nothing new to
+ * summarize is a completed no-op.
  */
-async function runCompactionTurn(turn: RunningTurn, chunkId: string): Promise<TurnOutcome> {
+async function runCompactionTurn(
+  turn: RunningTurn,
+  message: { chunkId: string; text: string },
+): Promise<TurnOutcome> {
   const { session, turnId, deps } = turn;
   const tabId = session.tabId;
+  const chunkId = message.chunkId;
   await session.publish({ event: 'turn-start', data: { tabId, turnId } });
   await checkCancel(turn);
+  const settings = compactionSettings(turn);
+  const instructions = message.text.trim().length > 0 ? message.text : settings.instructions;
   const outcome = turn.cancel.signal.aborted
     ? 'cancelled'
-    : await compactTab(turn, 0, compactionSettings(turn), 'requested');
+    : await compactTab(
+        turn,
+        0,
+        { ...settings, ...(instructions === undefined ? {} : { instructions }) },
+        'requested',
+        chunkId,
+      );
   if (outcome === 'failed') {
     await session.append([
       planFailure({

@@ -20,7 +20,7 @@ export interface TurnDependencies {
   newId: () => string;
   logger: Logger;
   retry: RetryPolicy;
-  defaults: { model: string; maxSteps: number; maxTokens: number };
+  defaults: { model: string; maxSteps: number; maxTokens: number; maxChunkBytes: number };
   /** Names withheld from this turn's model (the subagent's own `task`, for one). */
   excludeTools?: readonly string[];
   /**
@@ -40,7 +40,8 @@ export interface TurnDependencies {
  */
 export type TurnStart =
   | { kind: 'message'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
-  | { kind: 'compact'; message: Pick<InboxMessage, 'chunkId'> }
+  /** `text`: instructions for this compaction; empty for the tab's own. */
+  | { kind: 'compact'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
   | { kind: 'resume'; step: number };
 
 export interface TurnOutcome {

@@ -17,6 +17,7 @@ export interface BuiltContext {
  */
 export type ContextBuilder = (input: {
   tab: Tab;
+  /** The tab's log from its latest compaction on (the whole log when it has none). */
   chunks: Chunk[];
   /** The request's logger, for saying why the workers' options could not be had. */
   logger: FastifyBaseLogger;

@@ -1,4 +1,9 @@
-import { MessageModeSchema, TabConfigSchema, TabSchema } from '@chunklog/chunk-core';
+import {
+  CacheMissSchema,
+  MessageModeSchema,
+  TabConfigSchema,
+  TabSchema,
+} from '@chunklog/chunk-core';
 import { z } from 'zod';
 
 /** Largest page a client may ask for (docs/architecture.md, "HTTP API"). */
@@ -63,6 +68,28 @@ export const MessageHeadersSchema = z.object({
 
 export const MessageAcceptedSchema = z.object({ chunkId: z.uuid() });
 
+/** `POST /compact`'s body: optional, as is each field. */
+export const CompactBodySchema = z
+  .object({
+    instructions: z
+      .string()
+      .max(20_000)
+      .refine((text) => text.trim().length > 0, 'instructions must not be blank')
+      .optional()
+      .describe("replaces the summarization prompt for this compaction (the tab's own otherwise)"),
+  })
+  .strict()
+  // No body at all compacts with the tab's settings.
+  .nullish();
+
+export const CompactAcceptedSchema = z.object({
+  chunkId: z
+    .uuid()
+    .describe(
+      'the id the compaction chunk will have, if there is anything new to summarize; with an Idempotency-Key, the same for every replay',
+    ),
+});
+
 export const ChunksQuerySchema = z
   .object({
     limit: pageLimit,
@@ -92,6 +119,17 @@ export const ContextResponseSchema = z.object({
     .optional()
     .describe(
       "whose options built the request: a worker's (its model, token limit and tools), or the gateway's defaults without tools because no worker answered",
+    ),
+  cacheMisses: z
+    .array(
+      CacheMissSchema.extend({
+        seq: z.number().int().positive(),
+        turnId: z.uuid(),
+        step: z.number().int().nonnegative(),
+      }),
+    )
+    .describe(
+      "the latest steps since the tab's latest compaction (the step right after it included) whose request missed the prompt cache, oldest first: the seq, turn and step of the step's first chunk, the API's cache_miss_reason type and the input tokens it could not read from cache",
     ),
 });
 

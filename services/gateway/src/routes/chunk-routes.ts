@@ -1,4 +1,4 @@
-import { ChunkPageSchema } from '@chunklog/chunk-core';
+import { ChunkPageSchema, listCacheMisses } from '@chunklog/chunk-core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { tenantOf } from '../auth/auth-plugin';
 import {
@@ -40,7 +40,8 @@ export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = a
     {
       schema: {
         tags: ['chunks'],
-        summary: 'The Anthropic request the next step would send (for checking cache stability)',
+        summary:
+          'The Anthropic request the next step would send, and the latest steps that missed the prompt cache and why (for checking cache stability)',
         params: TabIdParamsSchema,
         response: { 200: ContextResponseSchema, ...errorResponses(400, 401, 404, 429) },
       },
@@ -48,8 +49,11 @@ export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = a
     async (request) => {
       const { tabId } = request.params;
       const tab = await store.getTab(tabId, { tenantId: tenantOf(request) });
-      const chunks = await store.readAll(tabId);
-      return context.contextBuilder({ tab, chunks, logger: request.log });
+      // From the latest compaction on: the request starts there, and so the read's cost follows
+      // the chunks since then, not the tab's depth.
+      const chunks = await store.readFromLatestCompaction(tabId);
+      const built = await context.contextBuilder({ tab, chunks, logger: request.log });
+      return { ...built, cacheMisses: listCacheMisses(chunks) };
     },
   );
 };

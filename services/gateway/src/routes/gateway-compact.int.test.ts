@@ -79,6 +79,105 @@ describe('POST /v1/tabs/:tabId/compact (embedded backend, real worker and simula
     const last = simulator.requests.at(-1)!;
     expect(last.status).toBe(200);
     expect(String(last.headers['anthropic-beta'])).toContain('compact-2026-09-04');
+
+    // That answer's request missed the cache where the block replaced the messages, and says so.
+    const after = await gateway.request('GET', `/v1/tabs/${tabId}/context`);
+    const answer = (await chunks(tabId)).at(-1)!;
+    expect(answer).toMatchObject({ role: 'assistant', type: 'text' });
+    expect((after.body as { cacheMisses: unknown }).cacheMisses).toEqual([
+      {
+        seq: answer.seq,
+        turnId: answer.turnId,
+        step: answer.step,
+        reason: 'messages_changed',
+        missedInputTokens: expect.any(Number),
+      },
+    ]);
+  });
+
+  it("compacts with the request's instructions, under the chunk id it answers", async () => {
+    const tabId = await gateway.createTab();
+    await say(tabId, 'Tell me about fog. [[sim: words 30]]', 1);
+    await say(tabId, 'And hail? [[sim: words 30]]', 2);
+
+    const instructions = 'Keep only the names of the weather kinds.';
+    const response = await gateway.request('POST', `/v1/tabs/${tabId}/compact`, {
+      body: { instructions },
+    });
+    expect(response.status).toBe(202);
+    const { chunkId } = response.body as { chunkId: string };
+    const log = await idleWith(tabId, (log) => log.some((chunk) => chunk.type === 'compaction'));
+    expect(log.find((chunk) => chunk.type === 'compaction')?.id).toBe(chunkId);
+    const compaction = simulator.requests.findLast(
+      (request) =>
+        (request.body as { compaction?: unknown }).compaction !== undefined &&
+        JSON.stringify(request.body).includes('And hail?'),
+    );
+    expect(compaction?.body).toMatchObject({ compaction: { type: 'summarize', instructions } });
+    expect(compaction?.status).toBe(200);
+  });
+
+  it('compacts once for a replayed Idempotency-Key, even with more to summarize since', async () => {
+    const tabId = await gateway.createTab();
+    await say(tabId, 'Tell me about frost. [[sim: words 30]]', 1);
+    await say(tabId, 'And dew? [[sim: words 30]]', 2);
+    const compact = () =>
+      gateway.request('POST', `/v1/tabs/${tabId}/compact`, {
+        headers: { 'idempotency-key': 'compact-once' },
+      });
+
+    const first = await compact();
+    expect(first.status).toBe(202);
+    await idleWith(tabId, (log) => log.some((chunk) => chunk.type === 'compaction'));
+    // Two more turns: a compaction now would have something new to summarize.
+    await say(tabId, 'And mist? [[sim: words 30]]', 3);
+    await say(tabId, 'And sleet? [[sim: words 30]]', 4);
+    const replay = await compact();
+    expect(replay.status).toBe(202);
+    expect(replay.body).toEqual(first.body);
+    const deadline = Date.now() + 10_000;
+    while ((await gateway.backend.store.inboxList(tabId)).length > 0) {
+      if (Date.now() > deadline) throw new Error('the replay never left the inbox');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    // A fresh key compacts again: the replay above was refused, not merely idle.
+    const other = await gateway.request('POST', `/v1/tabs/${tabId}/compact`, {
+      headers: { 'idempotency-key': 'compact-twice' },
+    });
+    expect(other.status).toBe(202);
+    const log = await idleWith(
+      tabId,
+      (log) => log.filter((chunk) => chunk.type === 'compaction').length >= 2,
+    );
+    const found = log.filter((chunk) => chunk.type === 'compaction');
+    expect(found.map((chunk) => chunk.id)).toEqual([
+      (first.body as { chunkId: string }).chunkId,
+      (other.body as { chunkId: string }).chunkId,
+    ]);
+    // Nor did the replay cost a compaction request.
+    const asked = simulator.requests.filter(
+      (request) =>
+        (request.body as { compaction?: unknown }).compaction !== undefined &&
+        ['Tell me about frost.', 'And sleet?'].some((text) =>
+          JSON.stringify(request.body).includes(text),
+        ),
+    );
+    expect(asked).toHaveLength(2);
+  });
+
+  it('refuses blank, mistyped or unknown fields with 400, and queues nothing', async () => {
+    const tabId = await gateway.createTab();
+    for (const body of [{ instructions: '   ' }, { instructions: 7 }, { instruction: 'x' }]) {
+      const response = await gateway.request('POST', `/v1/tabs/${tabId}/compact`, { body });
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ error: { code: 'invalid_input' } });
+    }
+    const tooLong = await gateway.request('POST', `/v1/tabs/${tabId}/compact`, {
+      body: { instructions: 'x'.repeat(20_001) },
+    });
+    expect(tooLong.status).toBe(400);
+    expect(await gateway.backend.store.inboxList(tabId)).toEqual([]);
+    expect(await chunks(tabId)).toEqual([]);
   });
 
   it('answers 409 while a turn runs, and stores nothing', async () => {

@@ -10,6 +10,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../auth/auth-plugin';
 import {
+  CompactAcceptedSchema,
+  CompactBodySchema,
   createMessageBodySchema,
   errorResponses,
   MessageAcceptedSchema,
@@ -81,26 +83,35 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       schema: {
         tags: ['messages'],
         summary:
-          'Compact the tab now: a turn of its own that summarizes the log so far into a compaction chunk; 409 while a turn runs',
+          'Compact the tab now: a turn of its own that summarizes the log so far into a compaction chunk, with optional instructions; 409 while a turn runs',
         params: TabIdParamsSchema,
-        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 409, 429) },
+        headers: MessageHeadersSchema,
+        body: CompactBodySchema,
+        response: {
+          202: CompactAcceptedSchema,
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
+        },
       },
     },
     async (request, reply) => {
       const { tabId } = request.params;
       const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantOf(request));
       if (tab.status === 'running') throw new ConflictError('a turn is running in this tab');
-      const chunkId = randomUUID();
+      const idempotencyKey = request.headers['idempotency-key'];
+      // The compaction chunk takes this id: a replayed key is queued once, and once its
+      // compaction is stored the worker finds the id in the log and stores nothing more.
+      const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
       const command = MessageCommandSchema.parse({
         tabId,
         chunkId,
-        text: '',
+        // A compact item's text is its instructions; empty: the tab's own.
+        text: request.body?.instructions ?? '',
         mode: 'compact',
         acceptedAt: clock(),
         cancelGeneration,
       });
       await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
-      return reply.code(202).send({});
+      return reply.code(202).send({ chunkId });
     },
   );
 
