@@ -145,6 +145,7 @@ export {
 } from './tab';
 export { type TabRequestDefaults, tabRequestOptions } from './tab-request-options';
 export { addUsage, emptyUsage } from './usage';
+export { toolResultText } from './tool-result-text';
 export {
   MAX_CACHE_BREAKPOINTS,
   type RequestViolation,
