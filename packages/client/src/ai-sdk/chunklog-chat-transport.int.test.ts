@@ -8,7 +8,7 @@ import { type ChunklogClient, createClient } from '../client';
 import { type RealGateway, readLog, startRealGateway, waitFor } from '../testing';
 import { ChunklogChatTransport } from './chunklog-chat-transport';
 import { chunksToUIMessages } from './chunks-to-ui-messages';
-import type { ResumePointStorage } from './resume-points';
+import { memoryStorage } from './resume-points';
 
 let gateway: RealGateway;
 let client: ChunklogClient;
@@ -22,14 +22,7 @@ afterAll(async () => {
 });
 
 /** A page's sessionStorage: it outlives the page's transport, as across a reload. */
-function pageStorage(): ResumePointStorage {
-  const items = new Map<string, string>();
-  return {
-    getItem: (key) => items.get(key) ?? null,
-    setItem: (key, value) => void items.set(key, value),
-    removeItem: (key) => void items.delete(key),
-  };
-}
+const pageStorage = memoryStorage;
 
 function userMessage(id: string, text: string): UIMessage {
   return { id, role: 'user', parts: [{ type: 'text', text }] };

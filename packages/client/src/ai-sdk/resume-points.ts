@@ -58,7 +58,8 @@ function sessionStorageOrNull(): ResumePointStorage | null {
   }
 }
 
-function memoryStorage(): ResumePointStorage {
+/** Storage in this page's memory only: what a reload cannot find (Node, blocked storage). */
+export function memoryStorage(): ResumePointStorage {
   const items = new Map<string, string>();
   return {
     getItem: (name) => items.get(name) ?? null,
