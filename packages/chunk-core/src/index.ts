@@ -144,8 +144,8 @@ export {
   TabStatusSchema,
 } from './tab';
 export { type TabRequestDefaults, tabRequestOptions } from './tab-request-options';
-export { addUsage, emptyUsage } from './usage';
 export { toolResultText } from './tool-result-text';
+export { addUsage, emptyUsage } from './usage';
 export {
   MAX_CACHE_BREAKPOINTS,
   type RequestViolation,
