@@ -103,7 +103,7 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
         this.loadedTurns.get(chatId) ?? null,
         abortSignal,
       ));
-    this.loadedTurns.delete(chatId);
+    // The loaded turn stays remembered: React's strict mode, for one, resumes twice.
     return start === null ? null : this.answer(chatId, start, abortSignal);
   }
 
