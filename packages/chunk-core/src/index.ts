@@ -152,6 +152,7 @@ export {
   TabStatusSchema,
 } from './tab';
 export { type TabRequestDefaults, tabRequestOptions } from './tab-request-options';
+export { toolResultText } from './tool-result-text';
 export { addUsage, emptyUsage } from './usage';
 export {
   MAX_CACHE_BREAKPOINTS,

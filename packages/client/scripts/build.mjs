@@ -1,6 +1,6 @@
 /**
- * Builds the publishable package into dist/package: one ESM bundle (chunk-core bundled in, no
- * zod at run time), the declarations of the client and of chunk-core (zod stays a dependency:
+ * Builds the publishable package into dist/package: ESM bundles of the client and of its AI SDK
+ * transport (`@chunklog/client/ai-sdk`; chunk-core bundled in, no zod or `ai` at run time), the declarations of the client and of chunk-core (zod stays a dependency:
  * they name its types), a package.json without workspace dependencies, and the README.
  * Publish or pack that folder: `npm pack packages/client/dist/package`.
  */
@@ -19,14 +19,20 @@ await build({
   root,
   logLevel: 'warn',
   build: {
-    lib: { entry: 'src/index.ts', formats: ['es'], fileName: () => 'index.js' },
+    // The AI SDK transport is an entry of its own: a page that does not import it carries none
+    // of it, and `ai` (types only) is needed by those who do.
+    lib: {
+      entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts' },
+      formats: ['es'],
+      fileName: (_format, name) => `${name}.js`,
+    },
     outDir: out,
     emptyOutDir: true,
     target: 'es2022',
     minify: false,
     sourcemap: true,
     rolldownOptions: {
-      external: ['zod'],
+      external: ['zod', 'ai'],
       // chunk-core declares its zod schemas at module level and the client validates nothing
       // on arrival: building schemas is free of side effects, so none is kept, nor zod itself.
       treeshake: {
@@ -60,10 +66,15 @@ const published = {
   description: manifest.description,
   license: manifest.license,
   type: 'module',
-  exports: { '.': { types: './types/client/src/index.d.ts', default: './index.js' } },
+  exports: {
+    '.': { types: './types/client/src/index.d.ts', default: './index.js' },
+    './ai-sdk': { types: './types/client/src/ai-sdk/index.d.ts', default: './ai-sdk.js' },
+  },
   types: './types/client/src/index.d.ts',
   sideEffects: false,
   dependencies: { zod: manifest.dependencies.zod },
+  peerDependencies: manifest.peerDependencies,
+  peerDependenciesMeta: manifest.peerDependenciesMeta,
   engines: { node: '>=20.0.0' },
 };
 writeFileSync(join(out, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);

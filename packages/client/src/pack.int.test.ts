@@ -52,6 +52,38 @@ export async function newest(): Promise<number> {
 }
 `;
 
+const aiSdkScript = `
+import { createClient } from '@chunklog/client';
+import { ChunklogChatTransport } from '@chunklog/client/ai-sdk';
+import { readUIMessageStream } from 'ai';
+
+const client = createClient({ baseUrl: process.env.CHUNKLOG_URL, apiKey: process.env.CHUNKLOG_KEY });
+const tab = await client.createTab({ title: 'packed useChat' });
+const transport = new ChunklogChatTransport({ client });
+const stream = await transport.sendMessages({
+  trigger: 'submit-message',
+  chatId: tab.id,
+  messageId: undefined,
+  messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: process.argv[2] }] }],
+  abortSignal: undefined,
+});
+let message;
+for await (const update of readUIMessageStream({ stream })) message = update;
+console.log(JSON.stringify({ tabId: tab.id, message }));
+`;
+
+const typedAiSdkConsumer = `
+import { createClient } from '@chunklog/client';
+import { ChunklogChatTransport, chunksToUIMessages } from '@chunklog/client/ai-sdk';
+import type { ChatTransport, UIMessage } from 'ai';
+
+const client = createClient({ baseUrl: 'http://127.0.0.1:8787' });
+export const transport: ChatTransport<UIMessage> = new ChunklogChatTransport({ client, mode: 'enqueue' });
+export const messages: UIMessage[] = chunksToUIMessages([]);
+// @ts-expect-error a mode is interrupt, enqueue or reject: were the declarations any, this would pass
+export const wrong = new ChunklogChatTransport({ client, mode: 'later' });
+`;
+
 describe('the packed package', () => {
   const apiKey = `ck_${crypto.randomUUID()}`;
   let gateway: RealGateway;
@@ -74,9 +106,20 @@ describe('the packed package', () => {
       join(consumer, 'package.json'),
       JSON.stringify({ type: 'module', private: true }),
     );
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], {
-      cwd: consumer,
-    });
+    // `ai` is the transport's optional peer: a useChat app has it already.
+    const { devDependencies } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'));
+    await run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        `./${tarball}`,
+        `ai@${devDependencies.ai}`,
+      ],
+      { cwd: consumer },
+    );
   }, 300_000);
   afterAll(async () => {
     await gateway?.close();
@@ -96,6 +139,24 @@ describe('the packed package', () => {
     const answer = log.find((chunk) => chunk.role === 'assistant' && chunk.type === 'text');
     expect(answer?.type === 'text' && answer.data.text).toBe(text);
     expect(text.split(' ')).toHaveLength(40);
+  });
+
+  it('streams an answer through the AI SDK transport entry, folded by the SDK', async () => {
+    writeFileSync(join(consumer, 'ai-sdk-chat.mjs'), aiSdkScript);
+    const { stdout } = await run('node', ['ai-sdk-chat.mjs', '[[sim: words 25]]'], {
+      cwd: consumer,
+      env: { ...process.env, CHUNKLOG_URL: gateway.url, CHUNKLOG_KEY: apiKey },
+    });
+    const { tabId, message } = JSON.parse(stdout) as {
+      tabId: string;
+      message: { role: string; parts: { type: string; text?: string }[] };
+    };
+    const log = await readLog(new ChunklogClient({ baseUrl: gateway.url, apiKey }), tabId);
+    const answer = log.find((chunk) => chunk.role === 'assistant' && chunk.type === 'text');
+    expect(message.role).toBe('assistant');
+    expect(message.parts.find((part) => part.type === 'text')?.text).toBe(
+      answer?.type === 'text' ? answer.data.text : null,
+    );
   });
 
   it("runs the README's ten-line Node chat as written, against a gateway with auth off", async () => {
@@ -149,30 +210,41 @@ view.subscribe(() => { document.getElementById('out').textContent = JSON.stringi
     expect(bundle).not.toMatch(/\bnode:|require\(|process\.env|Buffer\./);
     // The client validates nothing on arrival: chunk-core's zod schemas stay out of the page.
     expect(bundle).not.toContain('ZodError');
+    // Nor the AI SDK transport, which has an entry of its own.
+    expect(bundle).not.toContain('resumeStreamIsReplay');
   });
 
-  it('type-checks a TypeScript consumer under nodenext resolution with its declarations', async () => {
+  it('type-checks TypeScript consumers under nodenext resolution with its declarations', async () => {
     writeFileSync(join(consumer, 'consumer.ts'), typedConsumer);
+    writeFileSync(join(consumer, 'ai-sdk-consumer.ts'), typedAiSdkConsumer);
+    const compilerOptions = {
+      target: 'es2022',
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+      types: [],
+    };
     writeFileSync(
       join(consumer, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, files: ['consumer.ts'] }),
+    );
+    // `ai`'s own declarations need Node's types and more: only ours are checked to the letter.
+    writeFileSync(
+      join(consumer, 'tsconfig.ai-sdk.json'),
       JSON.stringify({
-        compilerOptions: {
-          target: 'es2022',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: false,
-          types: [],
-        },
-        files: ['consumer.ts'],
+        compilerOptions: { ...compilerOptions, skipLibCheck: true },
+        files: ['ai-sdk-consumer.ts'],
       }),
     );
     const tsc = join(repositoryRoot, 'node_modules', '.bin', 'tsc');
-    const result = await run(tsc, ['-p', consumer]).then(
-      () => '',
-      (error: { stdout?: string }) => error.stdout ?? String(error),
-    );
-    expect(result).toBe('');
+    for (const project of ['tsconfig.json', 'tsconfig.ai-sdk.json']) {
+      const result = await run(tsc, ['-p', join(consumer, project)]).then(
+        () => '',
+        (error: { stdout?: string }) => error.stdout ?? String(error),
+      );
+      expect(result).toBe('');
+    }
   });
 });

@@ -3,23 +3,23 @@
  * download) against the real gateway: bundled by Vite from this package, served on the
  * gateway's origin (as a page the gateway serves would be), streamed over fetch.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RealGateway, startRealGateway } from './testing';
+import { chromiumInstalled, chromiumPath, launchChromium, servePage } from './testing/browser';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-if (!existsSync(chromiumPath)) {
+if (!chromiumInstalled()) {
   console.warn(`\n!!! SKIPPED: the README browser test needs Chromium at ${chromiumPath}\n`);
 }
 
-describe.skipIf(!existsSync(chromiumPath))("the README's browser chat", () => {
+describe.skipIf(!chromiumInstalled())("the README's browser chat", () => {
   let gateway: RealGateway;
   let browser: Browser;
   let folder: string;
@@ -38,10 +38,7 @@ describe.skipIf(!existsSync(chromiumPath))("the README's browser chat", () => {
       resolve: { alias: { '@chunklog/client': join(packageRoot, 'src', 'index.ts') } },
       build: { outDir: join(folder, 'dist') },
     });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -54,16 +51,7 @@ describe.skipIf(!existsSync(chromiumPath))("the README's browser chat", () => {
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     // The built page is served on the gateway's origin; /v1 goes to the gateway itself.
-    await page.route(`${gateway.url}/readme/**`, (route) => {
-      const path = new URL(route.request().url()).pathname.replace('/readme/', '');
-      const file = join(folder, 'dist', path || 'index.html');
-      return existsSync(file)
-        ? route.fulfill({
-            body: readFileSync(file),
-            contentType: file.endsWith('.js') ? 'text/javascript' : 'text/html',
-          })
-        : route.fulfill({ status: 404 });
-    });
+    await servePage(page, { origin: gateway.url, base: '/readme/', folder: join(folder, 'dist') });
     // The page sets its submit handler in the same task that opens the view, whose first
     // request is the tail page: once that is sent, Enter is handled by the page's script.
     const ready = page.waitForRequest((request) => request.url().includes('/chunks'));

@@ -1,0 +1,228 @@
+import { assertNever, type Chunk, type TurnDoneReason, toolResultText } from '@chunklog/chunk-core';
+import type { FinishReason, UIMessageChunk } from 'ai';
+import type { StreamEvent } from '../resume-filter';
+import { answerPartKind, chunkText } from './answer-chunk';
+
+/** Where an answer's stream starts: after its user chunk, or inside a turn already known. */
+export interface AnswerStart {
+  /** Deliver seals with a seq above this. */
+  after: number;
+  /** The user chunk the answer follows: its seal names the turn. */
+  userChunkId: string | null;
+  /** The answering turn, when known before the stream starts. */
+  turnId: string | null;
+}
+
+interface OpenBlock {
+  kind: 'text' | 'reasoning';
+  /** Characters of the block's text sent so far. */
+  length: number;
+}
+
+/** What the fold has sent so far; each event makes a new one. */
+export interface AnswerState {
+  readonly userChunkId: string | null;
+  readonly turnId: string | null;
+  /** The assistant message's id once `start` went out: its first answer chunk's id. */
+  readonly messageId: string | null;
+  /** The step whose `start-step` went out last. */
+  readonly step: number | null;
+  readonly openBlocks: Readonly<Record<string, OpenBlock>>;
+  /** Tool calls sent, so a result is only sent for a call of this message. */
+  readonly toolCallIds: readonly string[];
+  /** `finish` went out: nothing follows. */
+  readonly finished: boolean;
+}
+
+export interface AnswerStep {
+  state: AnswerState;
+  parts: UIMessageChunk[];
+}
+
+export function initialAnswerState(start: AnswerStart): AnswerState {
+  return {
+    userChunkId: start.userChunkId,
+    turnId: start.turnId,
+    messageId: null,
+    step: null,
+    openBlocks: {},
+    toolCallIds: [],
+    finished: false,
+  };
+}
+
+const finishReasons: Record<TurnDoneReason, FinishReason> = {
+  completed: 'stop',
+  error: 'error',
+  cancelled: 'other',
+  max_steps: 'other',
+};
+
+/**
+ * Folds one tab stream event into the AI SDK's UI message stream parts of one answer: the
+ * assistant message of the turn that answers the user chunk `userChunkId` (or of `turnId`),
+ * from its first chunk to the turn's end, or to the next user chunk of the turn (an interrupt
+ * starts the next message). Text and thinking stream as they are typed; a block the stream
+ * delivers already sealed (a resume's catch-up) comes whole; tool calls and results come as
+ * dynamic tools run by the server (`providerExecuted`). Events of other turns are skipped.
+ */
+export function answerStep(state: AnswerState, event: StreamEvent): AnswerStep {
+  if (state.finished) return { state, parts: [] };
+  switch (event.event) {
+    case 'chunk-open': {
+      const { id, turnId, step, type } = event.data;
+      if (turnId !== state.turnId || (type !== 'text' && type !== 'thinking')) {
+        return { state, parts: [] };
+      }
+      const kind = type === 'text' ? 'text' : 'reasoning';
+      const begun = begin(state, id, step);
+      return {
+        state: { ...begun.state, openBlocks: { ...state.openBlocks, [id]: { kind, length: 0 } } },
+        parts: [...begun.parts, { type: `${kind}-start`, id }],
+      };
+    }
+    case 'chunk-delta': {
+      const { id, offset, text } = event.data;
+      const block = state.openBlocks[id];
+      if (block === undefined) return { state, parts: [] };
+      // The stream trims resent text already; a delta overlapping what was sent is trimmed here too.
+      const delta = text.slice(Math.max(0, block.length - offset));
+      if (delta === '') return { state, parts: [] };
+      return {
+        state: {
+          ...state,
+          openBlocks: {
+            ...state.openBlocks,
+            [id]: { ...block, length: block.length + delta.length },
+          },
+        },
+        parts: [{ type: `${block.kind}-delta`, id, delta }],
+      };
+    }
+    case 'chunk-seal':
+      return sealStep(state, event.data.chunk);
+    case 'turn-done': {
+      if (event.data.turnId !== state.turnId) return { state, parts: [] };
+      return finish(state, finishReasons[event.data.reason]);
+    }
+    case 'stream-live':
+      // The turn ended while no connection was open: its turn-done will not come again.
+      if (state.turnId !== null && event.data.activeTurnId !== state.turnId) {
+        return finish(state, undefined);
+      }
+      return { state, parts: [] };
+    case 'turn-start':
+    case 'stream-end':
+      return { state, parts: [] };
+    default:
+      return assertNever(event);
+  }
+}
+
+function sealStep(state: AnswerState, chunk: Chunk): AnswerStep {
+  if (chunk.id === state.userChunkId) {
+    return { state: { ...state, turnId: chunk.turnId }, parts: [] };
+  }
+  if (chunk.turnId !== state.turnId) return { state, parts: [] };
+  // Another message joined the turn: what follows answers it, in a message of its own.
+  if (chunk.role === 'user') return finish(state, 'other');
+  const block = state.openBlocks[chunk.id];
+  if (block !== undefined) {
+    const rest = chunkText(chunk).slice(block.length);
+    const { [chunk.id]: _sealed, ...openBlocks } = state.openBlocks;
+    return {
+      state: { ...state, openBlocks },
+      parts: [
+        ...(rest === ''
+          ? []
+          : [{ type: `${block.kind}-delta` as const, id: chunk.id, delta: rest }]),
+        { type: `${block.kind}-end`, id: chunk.id },
+      ],
+    };
+  }
+  const kind = answerPartKind(chunk);
+  switch (kind) {
+    case 'text':
+    case 'reasoning': {
+      const text = chunkText(chunk);
+      const begun = begin(state, chunk.id, chunk.step);
+      return {
+        state: begun.state,
+        parts: [
+          ...begun.parts,
+          { type: `${kind}-start`, id: chunk.id },
+          ...(text === '' ? [] : [{ type: `${kind}-delta` as const, id: chunk.id, delta: text }]),
+          { type: `${kind}-end`, id: chunk.id },
+        ],
+      };
+    }
+    case 'tool-call': {
+      if (chunk.type !== 'tool_call') return { state, parts: [] };
+      const { callId, name, arguments: input } = chunk.data;
+      const begun = begin(state, chunk.id, chunk.step);
+      const tool = { toolCallId: callId, toolName: name, dynamic: true, providerExecuted: true };
+      return {
+        state: { ...begun.state, toolCallIds: [...state.toolCallIds, callId] },
+        parts: [
+          ...begun.parts,
+          { type: 'tool-input-start', ...tool },
+          { type: 'tool-input-available', ...tool, input },
+        ],
+      };
+    }
+    case 'tool-result': {
+      if (chunk.type !== 'tool_result' || !state.toolCallIds.includes(chunk.data.callId)) {
+        return { state, parts: [] };
+      }
+      const { callId, result, isError } = chunk.data;
+      const tool = { toolCallId: callId, dynamic: true, providerExecuted: true };
+      return {
+        state,
+        parts: [
+          isError
+            ? { type: 'tool-output-error', ...tool, errorText: toolResultText(result) }
+            : { type: 'tool-output-available', ...tool, output: result },
+        ],
+      };
+    }
+    case null:
+      if (chunk.type === 'error') {
+        // The model failed for good: the SDK shows the chat in its error state.
+        return {
+          state: { ...state, finished: true },
+          parts: [{ type: 'error', errorText: chunk.data.message }],
+        };
+      }
+      return { state, parts: [] };
+    default:
+      return assertNever(kind);
+  }
+}
+
+/** `start` before the message's first part, `start-step` (after `finish-step`) at each new step. */
+function begin(state: AnswerState, chunkId: string, step: number): AnswerStep {
+  const parts: UIMessageChunk[] = [];
+  let next = state;
+  if (state.messageId === null) {
+    parts.push({ type: 'start', messageId: chunkId });
+    next = { ...next, messageId: chunkId };
+  }
+  if (state.step !== step) {
+    if (state.step !== null) parts.push({ type: 'finish-step' });
+    parts.push({ type: 'start-step' });
+    next = { ...next, step };
+  }
+  return { state: next, parts };
+}
+
+function finish(state: AnswerState, finishReason: FinishReason | undefined): AnswerStep {
+  const parts: UIMessageChunk[] = [];
+  // A message needs an id even when the turn ended before any answer chunk (a cancel).
+  if (state.messageId === null) parts.push({ type: 'start', messageId: state.turnId ?? undefined });
+  for (const [id, block] of Object.entries(state.openBlocks)) {
+    parts.push({ type: `${block.kind}-end`, id });
+  }
+  if (state.step !== null) parts.push({ type: 'finish-step' });
+  parts.push(finishReason === undefined ? { type: 'finish' } : { type: 'finish', finishReason });
+  return { state: { ...state, openBlocks: {}, finished: true }, parts };
+}

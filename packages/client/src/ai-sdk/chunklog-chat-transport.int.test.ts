@@ -1,0 +1,152 @@
+/**
+ * The transport against the real gateway and worker (on the simulator), its parts folded by the
+ * AI SDK itself (`readUIMessageStream`): the message it builds equals the stored log's.
+ */
+import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChunklogClient, createClient } from '../client';
+import { type RealGateway, readLog, startRealGateway, waitFor } from '../testing';
+import { ChunklogChatTransport } from './chunklog-chat-transport';
+import { chunksToUIMessages } from './chunks-to-ui-messages';
+import { memoryStorage } from './resume-points';
+
+let gateway: RealGateway;
+let client: ChunklogClient;
+
+beforeAll(async () => {
+  gateway = await startRealGateway();
+  client = createClient({ baseUrl: gateway.url });
+}, 60_000);
+afterAll(async () => {
+  await gateway?.close();
+});
+
+/** A page's sessionStorage: it outlives the page's transport, as across a reload. */
+const pageStorage = memoryStorage;
+
+function userMessage(id: string, text: string): UIMessage {
+  return { id, role: 'user', parts: [{ type: 'text', text }] };
+}
+
+const send = (transport: ChunklogChatTransport, chatId: string, message: UIMessage) =>
+  transport.sendMessages({
+    trigger: 'submit-message',
+    chatId,
+    messageId: undefined,
+    messages: [message],
+    abortSignal: undefined,
+  });
+
+/** The assistant message the SDK builds from a stream, read to its end. */
+async function messageOf(stream: ReadableStream<UIMessageChunk>): Promise<UIMessage | undefined> {
+  let message: UIMessage | undefined;
+  for await (const update of readUIMessageStream({ stream, terminateOnError: true })) {
+    message = update;
+  }
+  return message && structuredClone(message);
+}
+
+/** The stored log as useChat messages, once the tab is idle again. */
+async function storedMessages(tabId: string): Promise<UIMessage[]> {
+  await waitFor('the turn to end', async () => (await client.getTab(tabId)).status === 'idle');
+  return chunksToUIMessages(await readLog(client, tabId));
+}
+
+function textOf(message: UIMessage | undefined): string {
+  return (message?.parts ?? [])
+    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+    .join('');
+}
+
+describe('ChunklogChatTransport', () => {
+  it('streams the answer to a message as the message the log holds', async () => {
+    const tab = await client.createTab({ title: 'ai-sdk' });
+    const transport = new ChunklogChatTransport({ client, storage: pageStorage() });
+    const streamed = await messageOf(
+      await send(transport, tab.id, userMessage('m1', '[[sim: words 30]]')),
+    );
+    const stored = await storedMessages(tab.id);
+    expect(stored.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(streamed).toEqual(stored[1]);
+    expect(textOf(streamed).split(' ')).toHaveLength(30);
+  });
+
+  it('shows tool calls with their input and output, step by step', async () => {
+    const tab = await client.createTab({ title: 'ai-sdk tools' });
+    const transport = new ChunklogChatTransport({ client, storage: pageStorage() });
+    const streamed = await messageOf(
+      await send(
+        transport,
+        tab.id,
+        userMessage('m1', '[[sim: tool calculator {"expression":"6*7"}]]'),
+      ),
+    );
+    const stored = await storedMessages(tab.id);
+    expect(streamed).toEqual(stored[1]);
+    const tool = streamed?.parts.find((part) => part.type === 'dynamic-tool');
+    expect(tool).toMatchObject({
+      toolName: 'calculator',
+      state: 'output-available',
+      input: { expression: '6*7' },
+      providerExecuted: true,
+    });
+    expect(streamed?.parts.filter((part) => part.type === 'step-start')).toHaveLength(2);
+  });
+
+  it('sends a message retried with the same id once, and streams its one answer', async () => {
+    const tab = await client.createTab({ title: 'ai-sdk retry' });
+    const storage = pageStorage();
+    const transport = new ChunklogChatTransport({ client, storage });
+    const first = await send(transport, tab.id, userMessage('same', '[[sim: words 5]]'));
+    await first.cancel();
+    const retried = await messageOf(
+      await send(transport, tab.id, userMessage('same', '[[sim: words 5]]')),
+    );
+    const stored = await storedMessages(tab.id);
+    expect(stored.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(retried).toEqual(stored[1]);
+  });
+
+  it('resumes after a reload mid-answer: the replayed message has each character once', async () => {
+    const tab = await client.createTab({ title: 'ai-sdk resume' });
+    const storage = pageStorage();
+    const before = new ChunklogChatTransport({ client, storage });
+    const stream = await send(
+      before,
+      tab.id,
+      userMessage('m1', '[[sim: words 120]] [[sim: rate 80]]'),
+    );
+    const reader = stream.getReader();
+    let seen = '';
+    while (seen.split(' ').length < 20) {
+      const { value } = await reader.read();
+      if (value?.type === 'text-delta') seen += value.delta;
+    }
+    await reader.cancel(); // the page goes away mid-answer
+
+    const after = new ChunklogChatTransport({ client, storage });
+    const resumed = await after.reconnectToStream({ chatId: tab.id });
+    expect(resumed).not.toBeNull();
+    const message = await messageOf(resumed!);
+    const stored = await storedMessages(tab.id);
+    expect(message).toEqual(stored[1]);
+    expect(textOf(message).startsWith(seen)).toBe(true);
+    // The answer is over: nothing is left to resume.
+    expect(await after.reconnectToStream({ chatId: tab.id })).toBeNull();
+  });
+
+  it('resumes a running answer from the log in a page that never sent it', async () => {
+    const tab = await client.createTab({ title: 'ai-sdk other page' });
+    await client.sendMessage(tab.id, { text: '[[sim: words 80]] [[sim: rate 80]]' });
+    await waitFor('the answer to stream', async () => {
+      const { status, lastSeq } = await client.getTab(tab.id);
+      return status === 'running' && lastSeq >= 1;
+    });
+    const transport = new ChunklogChatTransport({ client, storage: pageStorage() });
+    const loaded = await transport.loadMessages(tab.id);
+    expect(loaded.map((message) => message.role)).toEqual(['user']);
+    const resumed = await transport.reconnectToStream({ chatId: tab.id });
+    const message = await messageOf(resumed!);
+    expect(message).toEqual((await storedMessages(tab.id))[1]);
+  });
+});
