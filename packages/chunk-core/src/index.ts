@@ -76,6 +76,7 @@ export {
   type ChunklogErrorCode,
   ConflictError,
   describeError,
+  IdempotencyKeyReusedError,
   InvalidInputError,
   NotFoundError,
 } from './errors';

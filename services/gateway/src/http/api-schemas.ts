@@ -57,8 +57,20 @@ export function createMessageBodySchema(maxTextLength: number) {
     .strict();
 }
 
-export const MessageHeadersSchema = z.object({
-  'idempotency-key': z.string().min(1).max(256).optional(),
+/**
+ * The Idempotency-Key of a create (POST /v1/tabs, a message): a retry with the same key and body
+ * gets the first answer again, with `Idempotent-Replayed: true`; the key with another body, 422
+ * `idempotency_key_reused`.
+ */
+export const IdempotencyHeadersSchema = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe(
+      'a client-chosen key (a UUID): a retry with the same key and body gets the first answer again, marked Idempotent-Replayed: true; the same key with another body answers 422 idempotency_key_reused',
+    ),
 });
 
 export const MessageAcceptedSchema = z.object({ chunkId: z.uuid() });

@@ -12,12 +12,16 @@ import { tenantOf } from '../auth/auth-plugin';
 import {
   createMessageBodySchema,
   errorResponses,
+  IdempotencyHeadersSchema,
   MessageAcceptedSchema,
-  MessageHeadersSchema,
   TabIdParamsSchema,
 } from '../http/api-schemas';
+import {
+  beginIdempotentRequest,
+  IDEMPOTENT_REPLAYED_HEADER,
+} from '../idempotency/begin-idempotent-request';
+import { idempotentChunkId } from '../idempotency/idempotent-chunk-id';
 import type { GatewayContext } from './gateway-context';
-import { idempotentChunkId } from './idempotent-chunk-id';
 
 /** Hands user messages, compaction requests and cancels to the workers; the gateway itself never writes chunks. */
 export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
@@ -42,24 +46,42 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         tags: ['messages'],
         summary: 'Send a user message; 202 with the id its user chunk will have',
         params: TabIdParamsSchema,
-        headers: MessageHeadersSchema,
+        headers: IdempotencyHeadersSchema,
         body: createMessageBodySchema(context.limits.textLength),
         response: {
           202: MessageAcceptedSchema,
-          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 422, 429),
         },
       },
     },
     async (request, reply) => {
       const { tabId } = request.params;
+      const tenantId = tenantOf(request);
       // The stamp is read before the 202: a cancel answered before this request began has
       // raised it already, so it never touches this message; a later cancel stops its turn.
-      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantOf(request));
+      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantId);
       const { text, mode } = request.body;
+      const idempotencyKey = request.headers['idempotency-key'];
+      const idempotent =
+        idempotencyKey === undefined
+          ? null
+          : await beginIdempotentRequest(store, request.log, {
+              tenantId,
+              scope: `POST /v1/tabs/${tabId}/messages`,
+              key: idempotencyKey,
+              body: { text, mode },
+              success: { status: 202, schema: MessageAcceptedSchema },
+              tabId,
+            });
+      if (idempotent?.storedAnswer) {
+        return reply
+          .code(202)
+          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+          .send(idempotent.storedAnswer);
+      }
       if (mode === 'reject' && tab.status === 'running') {
         throw new ConflictError('a turn is running in this tab');
       }
-      const idempotencyKey = request.headers['idempotency-key'];
       const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
       const command = MessageCommandSchema.parse({
         tabId,
@@ -71,7 +93,9 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       });
       // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
       await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
-      return reply.code(202).send({ chunkId });
+      const accepted = { chunkId };
+      await idempotent?.complete(accepted);
+      return reply.code(202).send(accepted);
     },
   );
 

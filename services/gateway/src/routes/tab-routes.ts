@@ -4,12 +4,18 @@ import { tenantOf } from '../auth/auth-plugin';
 import {
   CreateTabBodySchema,
   errorResponses,
+  IdempotencyHeadersSchema,
   ListTabsQuerySchema,
   RenameTabBodySchema,
   TabIdParamsSchema,
   TabListResponseSchema,
   TabResponseSchema,
 } from '../http/api-schemas';
+import {
+  beginIdempotentRequest,
+  IDEMPOTENT_REPLAYED_HEADER,
+} from '../idempotency/begin-idempotent-request';
+import { idempotentTabId } from '../idempotency/idempotent-tab-id';
 import type { GatewayContext } from './gateway-context';
 
 /** Create, list, read, rename and delete tabs, always within the caller's tenant. */
@@ -25,17 +31,42 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
       schema: {
         tags: ['tabs'],
         summary: 'Create a tab',
+        headers: IdempotencyHeadersSchema,
         body: CreateTabBodySchema,
-        response: { 201: TabResponseSchema, ...errorResponses(400, 401, 413, 415, 429) },
+        response: { 201: TabResponseSchema, ...errorResponses(400, 401, 413, 415, 422, 429) },
       },
     },
     async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const title = request.body?.title;
+      const config = request.body?.config;
+      const idempotencyKey = request.headers['idempotency-key'];
+      const idempotent =
+        idempotencyKey === undefined
+          ? null
+          : await beginIdempotentRequest(store, request.log, {
+              tenantId,
+              scope: 'POST /v1/tabs',
+              key: idempotencyKey,
+              body: { title, config },
+              success: { status: 201, schema: TabResponseSchema },
+            });
+      if (idempotent?.storedAnswer) {
+        return reply
+          .code(201)
+          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+          .send(idempotent.storedAnswer);
+      }
       const tab = await store.createTab({
-        tenantId: tenantOf(request),
-        title: request.body?.title,
-        config: request.body?.config,
+        tenantId,
+        title,
+        config,
+        // Derived from the key: a retry after a create whose answer was lost finds that tab.
+        ...(idempotencyKey === undefined ? {} : { id: idempotentTabId(tenantId, idempotencyKey) }),
       });
-      return reply.code(201).send({ tab });
+      const created = { tab };
+      await idempotent?.complete(created);
+      return reply.code(201).send(created);
     },
   );
 
