@@ -6,7 +6,8 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, LogController } from 'fastify';
 import {
-  jsonSchemaTransform,
+  createJsonSchemaTransform,
+  createJsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -20,7 +21,10 @@ import type { ContextBuilder } from './context/context-builder';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { type CorsOptions, corsPlugin } from './http/cors-plugin';
 import { errorHandlerPlugin, sendError, toHttpError } from './http/error-handler';
+import { gatewayVersion } from './http/gateway-version';
+import { openApiRegistry } from './http/openapi-registry';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
+import { withoutUnusedInputComponents } from './http/unused-components';
 import { webAppPlugin } from './http/web-app-plugin';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
 import { observeTurns } from './metrics/turn-metrics';
@@ -195,15 +199,28 @@ export async function createGateway(options: GatewayOptions) {
       info: {
         title: 'chunklog gateway',
         description:
-          'Tabs, messages, paged chunk reads and live streams (SSE and WebSocket) of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable comes with Retry-After.',
-        version: '1.0.0',
+          'Tabs, messages, paged chunk reads and live streams (SSE and WebSocket) of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable and 429 rate_limited come with Retry-After. Creates take an Idempotency-Key.',
+        version: gatewayVersion,
       },
       components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'an API key (API_KEYS)' },
+          streamTicket: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'ticket',
+            description:
+              "a ticket from POST /v1/tabs/{tabId}/stream-tickets, good for that tab's streams only, for 60 s",
+          },
+        },
       },
       security: [{ apiKey: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: createJsonSchemaTransform({ schemaRegistry: openApiRegistry }),
+    transformObject: (document) =>
+      withoutUnusedInputComponents(
+        createJsonSchemaTransformObject({ schemaRegistry: openApiRegistry })(document),
+      ),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, {

@@ -44,7 +44,10 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['messages'],
+        operationId: 'sendMessage',
         summary: 'Send a user message; 202 with the id its user chunk will have',
+        description:
+          'With an Idempotency-Key, a retry with the same body answers the same 202 (Idempotent-Replayed: true) and the message is stored once.',
         params: TabIdParamsSchema,
         headers: IdempotencyHeadersSchema,
         body: createMessageBodySchema(context.limits.textLength),
@@ -104,10 +107,14 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['messages'],
+        operationId: 'compactTab',
         summary:
           'Compact the tab now: a turn of its own that summarizes the log so far into a compaction chunk; 409 while a turn runs',
         params: TabIdParamsSchema,
-        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 409, 429) },
+        response: {
+          202: z.object({}),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -133,9 +140,10 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['messages'],
+        operationId: 'cancelTab',
         summary: "Stop the tab's running turn and the turns of messages accepted before it",
         params: TabIdParamsSchema,
-        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 429) },
+        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {

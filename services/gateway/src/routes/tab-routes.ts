@@ -30,7 +30,10 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'createTab',
         summary: 'Create a tab',
+        description:
+          'With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another.',
         headers: IdempotencyHeadersSchema,
         body: CreateTabBodySchema,
         response: { 201: TabResponseSchema, ...errorResponses(400, 401, 413, 415, 422, 429) },
@@ -75,6 +78,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'listTabs',
         summary: "The caller's tabs, newest first",
         querystring: ListTabsQuerySchema,
         response: { 200: TabListResponseSchema, ...errorResponses(400, 401, 429) },
@@ -92,6 +96,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'getTab',
         summary: 'A tab with its status, active turn and last seq',
         params: TabIdParamsSchema,
         response: { 200: TabResponseSchema, ...errorResponses(400, 401, 404, 429) },
@@ -107,6 +112,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'renameTab',
         summary: 'Rename a tab (its title; the log and config do not change)',
         params: TabIdParamsSchema,
         body: RenameTabBodySchema,
@@ -126,9 +132,10 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'deleteTab',
         summary: 'Delete a tab and its chunks',
         params: TabIdParamsSchema,
-        response: { 204: z.null(), ...errorResponses(400, 401, 404, 429) },
+        response: { 204: z.null(), ...errorResponses(400, 401, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {
