@@ -7,3 +7,4 @@ export {
   type SimulatorRequest,
 } from './create-simulator';
 export { type Clock, createManualClock, type ManualClock } from './manual-clock';
+export { SimulatorEnvSchema } from './simulator-env';
