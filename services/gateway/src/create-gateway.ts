@@ -19,6 +19,7 @@ import { createStreamTickets } from './auth/stream-ticket';
 import { defaultGatewayLimits, type GatewayLimits } from './config/gateway-limits';
 import type { ContextBuilder } from './context/context-builder';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
+import { closingGuardPlugin } from './http/closing-guard';
 import { type CorsOptions, corsPlugin } from './http/cors-plugin';
 import { errorHandlerPlugin, sendError, toHttpError } from './http/error-handler';
 import { gatewayVersion } from './http/gateway-version';
@@ -89,7 +90,9 @@ export async function createGateway(options: GatewayOptions) {
     bodyLimit: limits.bodyBytes,
     // Streams outlive requests; they are ended in preClose, idle keep-alives are dropped.
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is written raw, without the error shape or Retry-After:
+    // the guard registered below answers those requests instead.
+    return503OnClosing: false,
     // A path whose percent escapes do not decode never reaches a route or the error handler.
     frameworkErrors: (error, request, reply: FastifyReply) => {
       reply.header(REQUEST_ID_HEADER, request.id);
@@ -193,6 +196,8 @@ export async function createGateway(options: GatewayOptions) {
 
   // Before authentication: a preflight carries no credentials and is answered on its own.
   if (options.cors && options.cors.origins.length > 0) await app.register(corsPlugin, options.cors);
+  // After CORS, so a browser can read the 503; before authentication, which would ask the store.
+  await app.register(closingGuardPlugin, { isClosing: () => closing });
   await app.register(errorHandlerPlugin);
   await app.register(fastifySwagger, {
     openapi: {

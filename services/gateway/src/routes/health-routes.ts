@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ErrorResponseSchema, errorResponses, HealthResponseSchema } from '../http/api-schemas';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import type { GatewayContext } from './gateway-context';
 
 /** A tab id that never exists: asking for its tenant is a cheap real round trip to the store. */
@@ -62,7 +63,12 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
         context.bus.ready().catch(() => false),
       ]);
       const ready = storeReady && busReady;
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable' });
+      if (ready) return reply.code(200).send({ status: 'ok' });
+      // Like every 503 of the gateway: when to ask again.
+      return reply
+        .code(503)
+        .header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS))
+        .send({ status: 'unavailable' });
     },
   );
 
