@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WorkerConfigSchema } from '@chunklog/agent-worker';
+import { mcpEnv, WorkerConfigSchema } from '@chunklog/agent-worker';
 import { SimulatorEnvSchema } from '@chunklog/anthropic-sim';
 import { GatewayConfigSchema } from '@chunklog/gateway';
 import { databaseEnv, listenEnv, logEnv, modelEnv, natsEnv, shutdownEnv } from '@chunklog/runtime';
@@ -25,7 +25,7 @@ const schemaVariables = [
   ...Object.keys(GatewayConfigSchema.shape),
   ...Object.keys(WorkerConfigSchema.shape),
   ...Object.keys(SimulatorEnvSchema.shape),
-  ...[listenEnv({ port: 0 }), logEnv, databaseEnv, natsEnv, modelEnv, shutdownEnv].flatMap(
+  ...[listenEnv({ port: 0 }), logEnv, databaseEnv, natsEnv, modelEnv, shutdownEnv, mcpEnv].flatMap(
     (piece) => Object.keys(piece),
   ),
 ];

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import gatewayPackage from '../../package.json' with { type: 'json' };
 
-/** The gateway package's version (its package.json), the OpenAPI document's `info.version`. */
-export const gatewayVersion = z
-  .object({ version: z.string().min(1) })
-  .parse(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))).version;
+/**
+ * The gateway package's version, the OpenAPI document's `info.version`. Imported, not read at
+ * run time, so the bundle in dist/ carries it.
+ */
+export const gatewayVersion: string = gatewayPackage.version;
