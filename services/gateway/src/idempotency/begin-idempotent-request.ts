@@ -31,7 +31,8 @@ export async function beginIdempotentRequest<Answer>(
   input: {
     tenantId: string;
     scope: string;
-    key: string;
+    /** The request's Idempotency-Key; without one the request just runs. */
+    key: string | undefined;
     /** The parsed request body, defaults applied: what a replay must match. */
     body: unknown;
     /** The route's success status and answer schema (stored answers are read back through it). */
@@ -39,6 +40,7 @@ export async function beginIdempotentRequest<Answer>(
     tabId?: string;
   },
 ): Promise<IdempotentRequest<Answer>> {
+  if (input.key === undefined) return { storedAnswer: null, complete: async () => {} };
   const name = { tenantId: input.tenantId, scope: input.scope, key: input.key };
   const hash = requestHash(input.body);
   const earlier = await store.claimIdempotencyKey({

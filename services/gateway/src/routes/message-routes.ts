@@ -65,18 +65,15 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantId);
       const { text, mode } = request.body;
       const idempotencyKey = request.headers['idempotency-key'];
-      const idempotent =
-        idempotencyKey === undefined
-          ? null
-          : await beginIdempotentRequest(store, request.log, {
-              tenantId,
-              scope: `POST /v1/tabs/${tabId}/messages`,
-              key: idempotencyKey,
-              body: { text, mode },
-              success: { status: 202, schema: MessageAcceptedSchema },
-              tabId,
-            });
-      if (idempotent?.storedAnswer) {
+      const idempotent = await beginIdempotentRequest(store, request.log, {
+        tenantId,
+        scope: `POST /v1/tabs/${tabId}/messages`,
+        key: idempotencyKey,
+        body: { text, mode },
+        success: { status: 202, schema: MessageAcceptedSchema },
+        tabId,
+      });
+      if (idempotent.storedAnswer) {
         return reply
           .code(202)
           .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
@@ -97,7 +94,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
       await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
       const accepted = { chunkId };
-      await idempotent?.complete(accepted);
+      await idempotent.complete(accepted);
       return reply.code(202).send(accepted);
     },
   );

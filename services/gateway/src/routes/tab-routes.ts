@@ -44,17 +44,14 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
       const title = request.body?.title;
       const config = request.body?.config;
       const idempotencyKey = request.headers['idempotency-key'];
-      const idempotent =
-        idempotencyKey === undefined
-          ? null
-          : await beginIdempotentRequest(store, request.log, {
-              tenantId,
-              scope: 'POST /v1/tabs',
-              key: idempotencyKey,
-              body: { title, config },
-              success: { status: 201, schema: TabResponseSchema },
-            });
-      if (idempotent?.storedAnswer) {
+      const idempotent = await beginIdempotentRequest(store, request.log, {
+        tenantId,
+        scope: 'POST /v1/tabs',
+        key: idempotencyKey,
+        body: { title, config },
+        success: { status: 201, schema: TabResponseSchema },
+      });
+      if (idempotent.storedAnswer) {
         return reply
           .code(201)
           .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
@@ -68,7 +65,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
         ...(idempotencyKey === undefined ? {} : { id: idempotentTabId(tenantId, idempotencyKey) }),
       });
       const created = { tab };
-      await idempotent?.complete(created);
+      await idempotent.complete(created);
       return reply.code(201).send(created);
     },
   );
