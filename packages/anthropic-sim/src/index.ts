@@ -8,3 +8,4 @@ export {
 } from './create-simulator';
 export { type Clock, createManualClock, type ManualClock } from './manual-clock';
 export { sharedPromptTokens } from './shared-prompt-tokens';
+export { SimulatorEnvSchema } from './simulator-env';

@@ -1,16 +1,7 @@
 /** `npm run sim`: the simulator on its own port (PORT, default 4010) until SIGINT/SIGTERM. */
-import {
-  createLogger,
-  listenEnv,
-  logEnv,
-  parseEnv,
-  runUntilSignal,
-  startStep,
-} from '@chunklog/runtime';
-import { z } from 'zod';
+import { createLogger, parseEnv, runUntilSignal, startStep } from '@chunklog/runtime';
 import { createSimulator } from './create-simulator';
-
-const SimulatorEnvSchema = z.object({ ...listenEnv({ port: 4010 }), ...logEnv });
+import { SimulatorEnvSchema } from './simulator-env';
 
 const env = await startStep('anthropic-sim', 'environment', () =>
   parseEnv(SimulatorEnvSchema, process.env),

@@ -2,6 +2,7 @@ import {
   ChunklogError,
   type ChunklogErrorCode,
   ConflictError,
+  IdempotencyKeyReusedError,
   InvalidInputError,
   NotFoundError,
 } from '@chunklog/chunk-core';
@@ -15,6 +16,7 @@ const errorCodes = [
   'unauthorized',
   'rate_limited',
   'unavailable',
+  'idempotency_key_reused',
 ] as const satisfies readonly ChunklogErrorCode[];
 
 /** What a failed handler sends back instead of a reply value (both adapters use this shape). */
@@ -44,6 +46,8 @@ export function fromRemoteError(remote: RemoteError, subject: string): ChunklogE
       return new ConflictError(message);
     case 'invalid_input':
       return new InvalidInputError(message);
+    case 'idempotency_key_reused':
+      return new IdempotencyKeyReusedError(message);
     case 'unauthorized':
     case 'rate_limited':
     case 'unavailable':

@@ -5,7 +5,8 @@ export type ChunklogErrorCode =
   | 'invalid_input'
   | 'unauthorized'
   | 'rate_limited'
-  | 'unavailable';
+  | 'unavailable'
+  | 'idempotency_key_reused';
 
 /** Base class of chunklog's named errors. */
 export class ChunklogError extends Error {
@@ -40,6 +41,14 @@ export class InvalidInputError extends ChunklogError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('invalid_input', message, options);
     this.name = 'InvalidInputError';
+  }
+}
+
+/** An idempotency key sent again with another request body; nothing was done. */
+export class IdempotencyKeyReusedError extends ChunklogError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('idempotency_key_reused', message, options);
+    this.name = 'IdempotencyKeyReusedError';
   }
 }
 

@@ -84,6 +84,7 @@ export {
   type ChunklogErrorCode,
   ConflictError,
   describeError,
+  IdempotencyKeyReusedError,
   InvalidInputError,
   NotFoundError,
 } from './errors';

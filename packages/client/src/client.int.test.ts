@@ -64,6 +64,11 @@ describe('ChunklogClient against a real gateway with API keys', () => {
       idempotencyKey: 'first',
     });
     expect(retried.chunkId).toBe(sent.chunkId);
+    expect([sent.replayed, retried.replayed]).toEqual([false, true]);
+    const reused = await failure(
+      client.sendMessage(tab.id, { text: 'another text', idempotencyKey: 'first' }),
+    );
+    expect(reused).toMatchObject({ code: 'idempotency_key_reused', status: 422, retryable: false });
     await waitFor(
       'the turn to run',
       async () => (await client.getTab(tab.id)).status === 'running',
@@ -90,6 +95,15 @@ describe('ChunklogClient against a real gateway with API keys', () => {
     expect(context.request.messages[0]?.role).toBe('user');
     const ticket = await client.streamTicket(tab.id);
     expect(ticket.expiresAt).toBeGreaterThan(Date.now());
+  });
+
+  it('creates a tab once per Idempotency-Key', async () => {
+    const first = await client.createTab({ title: 'keyed', idempotencyKey: 'tab-once' });
+    const again = await client.createTab({ title: 'keyed', idempotencyKey: 'tab-once' });
+    expect(again).toEqual(first);
+    expect(
+      await failure(client.createTab({ title: 'other', idempotencyKey: 'tab-once' })),
+    ).toMatchObject({ code: 'idempotency_key_reused', status: 422 });
   });
 
   it('reports the API error code and status of a refused request', async () => {

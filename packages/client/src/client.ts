@@ -33,6 +33,11 @@ export type MessageMode = MessageCommand['mode'];
 export interface CreateTabInput {
   title?: string;
   config?: TabConfig;
+  /**
+   * The same key on a retry returns the same tab instead of creating another; the key with
+   * another title or config fails with `idempotency_key_reused` (422).
+   */
+  idempotencyKey?: string;
 }
 
 export interface TabList {
@@ -45,13 +50,18 @@ export interface SendMessageInput {
   text: string;
   /** `interrupt` (the default), `enqueue` or `reject`. */
   mode?: MessageMode;
-  /** The same key on a retry names the same message, so it is stored and run once. */
+  /**
+   * The same key on a retry names the same message, so it is stored and run once; the key with
+   * another text or mode fails with `idempotency_key_reused` (422).
+   */
   idempotencyKey?: string;
 }
 
 export interface MessageAccepted {
   /** The id the message's user chunk will have. */
   chunkId: string;
+  /** True when the gateway had accepted this message already (a retry with its key). */
+  replayed: boolean;
 }
 
 /** A page query: the tail by default, or the chunks before or after a seq (not both). */
@@ -103,8 +113,13 @@ export class ChunklogClient {
 
   /** Creates a tab. */
   async createTab(input: CreateTabInput = {}, signal?: AbortSignal): Promise<Tab> {
-    const body = await this.request<{ tab: Tab }>('POST', '/v1/tabs', { body: input, signal });
-    return body.tab;
+    const { idempotencyKey, ...body } = input;
+    const answer = await this.exchange<{ tab: Tab }>('POST', '/v1/tabs', {
+      body,
+      headers: idempotencyHeaders(idempotencyKey),
+      signal,
+    });
+    return answer.body.tab;
   }
 
   /** One page of your tabs, newest first. */
@@ -142,15 +157,21 @@ export class ChunklogClient {
   }
 
   /** Sends a user message; resolves once the gateway accepted it (202). */
-  sendMessage(tabId: string, input: SendMessageInput, signal?: AbortSignal) {
-    const headers: Record<string, string> = {};
-    if (input.idempotencyKey !== undefined) headers['idempotency-key'] = input.idempotencyKey;
+  async sendMessage(
+    tabId: string,
+    input: SendMessageInput,
+    signal?: AbortSignal,
+  ): Promise<MessageAccepted> {
     const body = { text: input.text, ...(input.mode === undefined ? {} : { mode: input.mode }) };
-    return this.request<MessageAccepted>('POST', `${tabPath(tabId)}/messages`, {
+    const answer = await this.exchange<{ chunkId: string }>('POST', `${tabPath(tabId)}/messages`, {
       body,
-      headers,
+      headers: idempotencyHeaders(input.idempotencyKey),
       signal,
     });
+    return {
+      chunkId: answer.body.chunkId,
+      replayed: answer.headers.get('idempotent-replayed') === 'true',
+    };
   }
 
   /** Stops the running turn, and those of messages accepted before this and still waiting. */
@@ -213,6 +234,15 @@ export class ChunklogClient {
     path: string,
     options: RequestOptions = {},
   ): Promise<T> {
+    return (await this.exchange<T>(method, path, options)).body;
+  }
+
+  /** A request's parsed JSON body, with the answer's headers. */
+  private async exchange<T>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<{ body: T; headers: Headers }> {
     const headers: Record<string, string> = { ...this.authHeaders(), ...options.headers };
     let body: string | undefined;
     if (options.body !== undefined) {
@@ -226,10 +256,13 @@ export class ChunklogClient {
       signal: options.signal,
     });
     if (!response.ok) throw await errorFromResponse(response);
-    if (response.status === 204) return undefined as T;
+    if (response.status === 204) return { body: undefined as T, headers: response.headers };
     const text = await response.text();
     try {
-      return (text === '' ? undefined : JSON.parse(text)) as T;
+      return {
+        body: (text === '' ? undefined : JSON.parse(text)) as T,
+        headers: response.headers,
+      };
     } catch (error) {
       throw new ChunklogError('invalid_response', response.status, 'response is not JSON', {
         cause: error,
@@ -241,6 +274,11 @@ export class ChunklogClient {
 /** A client of the gateway at `options.baseUrl`. */
 export function createClient(options: ChunklogClientOptions): ChunklogClient {
   return new ChunklogClient(options);
+}
+
+/** The Idempotency-Key header of a create, when the caller gave a key. */
+function idempotencyHeaders(key: string | undefined): Record<string, string> {
+  return key === undefined ? {} : { 'idempotency-key': key };
 }
 
 function tabPath(tabId: string): string {

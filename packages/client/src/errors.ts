@@ -2,8 +2,9 @@ import type { ChunklogErrorCode } from '@chunklog/chunk-core';
 
 /**
  * What went wrong, as the API's `code` says it (`not_found`, `conflict`, `invalid_input`,
- * `unauthorized`, `rate_limited`, `unavailable`, `payload_too_large`, `internal`, ...), or
- * `network` when no answer came at all and `invalid_response` when the answer could not be read.
+ * `unauthorized`, `rate_limited`, `unavailable`, `idempotency_key_reused`, `payload_too_large`,
+ * `internal`, ...), or `network` when no answer came at all and `invalid_response` when the
+ * answer could not be read.
  */
 export type ApiErrorCode = ChunklogErrorCode | 'network' | 'invalid_response' | (string & {});
 
@@ -40,6 +41,7 @@ const codeByStatus: Record<number, ApiErrorCode> = {
   409: 'conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
+  422: 'idempotency_key_reused',
   429: 'rate_limited',
   503: 'unavailable',
 };

@@ -1,4 +1,5 @@
 import type { CancelStore } from './cancel/cancel-store';
+import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { InboxStore } from './inbox/inbox-store';
 import type { LeaseStore } from './leases/lease-store';
 import type { ChunkLog } from './log/chunk-log';
@@ -16,7 +17,8 @@ export interface StoreLifecycle {
 /**
  * The storage port: every durable operation of chunklog, one slice per aggregate, composed
  * into one adapter. A component that needs part of it names its slices (the gateway reads
- * tabs, logs, cancels and tenants; the worker also takes leases and works the inbox).
+ * tabs, logs, cancels, tenants and idempotency keys; the worker also takes leases and works the
+ * inbox).
  */
 export interface ChunkStore
   extends StoreLifecycle,
@@ -25,4 +27,5 @@ export interface ChunkStore
     LeaseStore,
     CancelStore,
     InboxStore,
-    TenantStore {}
+    TenantStore,
+    IdempotencyStore {}

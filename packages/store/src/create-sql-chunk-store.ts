@@ -1,5 +1,6 @@
 import { createSqlCancelStore } from './cancel/cancel-store';
 import type { ChunkStore, StoreLifecycle } from './chunk-store';
+import { createSqlIdempotencyStore } from './idempotency/idempotency-store';
 import { createSqlInboxStore } from './inbox/inbox-store';
 import { createSqlLeaseStore } from './leases/lease-store';
 import type { AppendMetrics } from './log/append-metrics';
@@ -40,5 +41,6 @@ export function createSqlChunkStore(
     ...createSqlCancelStore(run),
     ...createSqlInboxStore(run),
     ...createSqlTenantStore(run),
+    ...createSqlIdempotencyStore(run),
   };
 }

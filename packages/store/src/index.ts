@@ -2,6 +2,11 @@ export type { CancelStore } from './cancel/cancel-store';
 export type { ChunkStore, StoreLifecycle } from './chunk-store';
 export { createPgliteStore, type PgliteStoreOptions } from './create-pglite-store';
 export { createPostgresStore, type PostgresStoreOptions } from './create-postgres-store';
+export type {
+  IdempotencyKeyName,
+  IdempotencyRecord,
+  IdempotencyStore,
+} from './idempotency/idempotency-store';
 export type { InboxMessage, InboxStore, MessageMode } from './inbox/inbox-store';
 export type { AcquireLeaseResult, LeaseStore, TurnLease } from './leases/lease-store';
 export type { AppendOptions, ChunkLog, PageOptions } from './log/chunk-log';

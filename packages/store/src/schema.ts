@@ -12,6 +12,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   unique,
@@ -143,5 +144,32 @@ export const inbox = pgTable(
       table.chunkId,
     ),
     check('inbox_mode_check', sql`${table.mode} in ('interrupt', 'enqueue', 'reject', 'compact')`),
+  ],
+);
+
+/**
+ * Idempotency keys (the `Idempotency-Key` header of POST /v1/tabs and of a tab's messages), per
+ * tenant and scope (the method and path they were sent to): the hash of the first request's
+ * body, so a key reused with another body is refused, and its answer once it succeeded, so a
+ * replay gets the same answer. A tab's keys go with the tab.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    tabId: uuid('tab_id').references(() => tabs.id, { onDelete: 'cascade' }),
+    requestHash: text('request_hash').notNull(),
+    // Null until the first request with the key succeeded: a retry then runs the request again.
+    responseStatus: integer('response_status'),
+    responseBody: jsonb('response_body'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tenantId, table.scope, table.key] }),
+    index('idempotency_keys_tab_id_index').on(table.tabId),
   ],
 );

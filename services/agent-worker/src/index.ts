@@ -1,4 +1,4 @@
-export { mcpEnv } from './config/worker-config';
+export { mcpEnv, WorkerConfigSchema } from './config/worker-config';
 export type { McpOptions } from './mcp/mcp-toolbox';
 export { createWorkerMetrics } from './metrics/worker-metrics';
 export { buildStepRequest } from './request/step-request';

@@ -6,7 +6,8 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, LogController } from 'fastify';
 import {
-  jsonSchemaTransform,
+  createJsonSchemaTransform,
+  createJsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -18,9 +19,13 @@ import { createStreamTickets } from './auth/stream-ticket';
 import { defaultGatewayLimits, type GatewayLimits } from './config/gateway-limits';
 import type { ContextBuilder } from './context/context-builder';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
+import { closingGuardPlugin } from './http/closing-guard';
 import { type CorsOptions, corsPlugin } from './http/cors-plugin';
 import { errorHandlerPlugin, sendError, toHttpError } from './http/error-handler';
+import { gatewayVersion } from './http/gateway-version';
+import { openApiRegistry } from './http/openapi-registry';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
+import { withoutUnusedInputComponents } from './http/unused-components';
 import { webAppPlugin } from './http/web-app-plugin';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
 import { observeTurns } from './metrics/turn-metrics';
@@ -85,7 +90,9 @@ export async function createGateway(options: GatewayOptions) {
     bodyLimit: limits.bodyBytes,
     // Streams outlive requests; they are ended in preClose, idle keep-alives are dropped.
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is written raw, without the error shape or Retry-After:
+    // the guard registered below answers those requests instead.
+    return503OnClosing: false,
     // A path whose percent escapes do not decode never reaches a route or the error handler.
     frameworkErrors: (error, request, reply: FastifyReply) => {
       reply.header(REQUEST_ID_HEADER, request.id);
@@ -189,21 +196,36 @@ export async function createGateway(options: GatewayOptions) {
 
   // Before authentication: a preflight carries no credentials and is answered on its own.
   if (options.cors && options.cors.origins.length > 0) await app.register(corsPlugin, options.cors);
+  // After CORS, so a browser can read the 503; before authentication, which would ask the store.
+  await app.register(closingGuardPlugin, { isClosing: () => closing });
   await app.register(errorHandlerPlugin);
   await app.register(fastifySwagger, {
     openapi: {
       info: {
         title: 'chunklog gateway',
         description:
-          'Tabs, messages, paged chunk reads and live streams (SSE and WebSocket) of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable comes with Retry-After.',
-        version: '1.0.0',
+          'Tabs, messages, paged chunk reads and live streams (SSE and WebSocket) of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable and 429 rate_limited come with Retry-After. Creates take an Idempotency-Key.',
+        version: gatewayVersion,
       },
       components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'an API key (API_KEYS)' },
+          streamTicket: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'ticket',
+            description:
+              "a ticket from POST /v1/tabs/{tabId}/stream-tickets, good for that tab's streams only, for 60 s",
+          },
+        },
       },
       security: [{ apiKey: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: createJsonSchemaTransform({ schemaRegistry: openApiRegistry }),
+    transformObject: (document) =>
+      withoutUnusedInputComponents(
+        createJsonSchemaTransformObject({ schemaRegistry: openApiRegistry })(document),
+      ),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin, {

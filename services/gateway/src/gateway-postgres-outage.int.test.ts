@@ -83,6 +83,7 @@ describe.skipIf(!available)('the gateway while Postgres is unreachable', () => {
     ).rejects.toThrow(/503/);
     const ready = await gateway.request('GET', '/readyz', { key: null });
     expect(ready).toMatchObject({ status: 503, body: { status: 'unavailable' } });
+    expect(ready.headers.get('retry-after')).toBe('2');
     expect((await gateway.request('GET', '/healthz', { key: null })).status).toBe(200);
 
     await postgres.start();

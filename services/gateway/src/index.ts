@@ -1,4 +1,4 @@
 export { bootstrapApiKeys } from './auth/bootstrap-api-keys';
-export { ApiKeysSchema, CorsOriginsSchema } from './config/gateway-config';
+export { ApiKeysSchema, CorsOriginsSchema, GatewayConfigSchema } from './config/gateway-config';
 export type { GatewayLimits } from './config/gateway-limits';
 export { createGateway, type GatewayOptions, LOCAL_TENANT_ID } from './create-gateway';

@@ -7,11 +7,16 @@ import { type TabRow, tabColumns, tabFromRow } from './tab-row';
 
 /** Tabs: a tenant's conversations, each the owner of one chunk log. */
 export interface TabStore {
+  /**
+   * With an id, idempotent: a tab of that id already the tenant's is returned as it stands (a
+   * request retried with an idempotency key); one of another tenant is not found.
+   */
   createTab(input: {
     tenantId: string;
     title?: string;
     config?: TabConfig;
     parentTabId?: string;
+    id?: string;
   }): Promise<Tab>;
   /** Throws NotFoundError when absent or (with tenantId) another tenant's. */
   getTab(tabId: string, options?: { tenantId?: string }): Promise<Tab>;
@@ -36,6 +41,7 @@ const CreateTabSchema = z
     title: TitleSchema.optional(),
     config: TabConfigSchema.refine(noNul, 'config must not contain NUL (\\u0000)').optional(),
     parentTabId: IdSchema.optional(),
+    id: IdSchema.optional(),
   })
   .strict();
 
@@ -48,27 +54,33 @@ const ListTabsSchema = z
   .strict();
 
 export function createSqlTabStore(run: RunStatement): TabStore {
-  return {
+  const store: TabStore = {
     async createTab(input) {
       const parsed = parse(CreateTabSchema, input, 'tab');
       // The parent must be a tab of the same tenant; otherwise nothing is inserted.
       const rows = await run<TabRow>(
         'create tab',
-        `INSERT INTO tabs AS t (tenant_id, title, config, parent_tab_id)
-         SELECT $1, $2, $3::jsonb, $4::uuid
+        `INSERT INTO tabs AS t (id, tenant_id, title, config, parent_tab_id)
+         SELECT coalesce($5::uuid, gen_random_uuid()), $1, $2, $3::jsonb, $4::uuid
          WHERE $4::uuid IS NULL
            OR EXISTS (SELECT 1 FROM tabs p WHERE p.id = $4::uuid AND p.tenant_id = $1)
+         ON CONFLICT (id) DO NOTHING
          RETURNING ${tabColumns}`,
         [
           parsed.tenantId,
           parsed.title ?? '',
           JSON.stringify(parsed.config ?? {}),
           parsed.parentTabId ?? null,
+          parsed.id ?? null,
         ],
       );
       const row = rows[0];
-      if (row === undefined) throw new NotFoundError(`parent tab ${parsed.parentTabId} not found`);
-      return tabFromRow(row);
+      if (row !== undefined) return tabFromRow(row);
+      if (parsed.id !== undefined) {
+        // Not found: the id is another tenant's tab, which this tenant cannot create nor see.
+        return store.getTab(parsed.id, { tenantId: parsed.tenantId });
+      }
+      throw new NotFoundError(`parent tab ${parsed.parentTabId} not found`);
     },
 
     async getTab(tabId, options) {
@@ -158,4 +170,5 @@ export function createSqlTabStore(run: RunStatement): TabStore {
       return rows[0]?.tenant_id ?? null;
     },
   };
+  return store;
 }

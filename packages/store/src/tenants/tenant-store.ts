@@ -1,6 +1,7 @@
 import { ConflictError } from '@chunklog/chunk-core';
 import { z } from 'zod';
 import { parse, TenantIdSchema } from '../input';
+import { retryOnceWhenEmpty } from '../retry-once-when-empty';
 import type { RunStatement } from '../sql-client';
 import { hashApiKey } from './hash-api-key';
 
@@ -19,12 +20,6 @@ const CreateTenantSchema = z.object({
   id: TenantIdSchema.optional(),
 });
 const ApiKeySchema = z.string().min(1).max(1000);
-
-/** Runs an insert-or-select statement again when it saw no row (see createTenant). */
-async function retryOnceWhenEmpty<T>(statement: () => Promise<T[]>): Promise<T[]> {
-  const rows = await statement();
-  return rows.length > 0 ? rows : statement();
-}
 
 export function createSqlTenantStore(run: RunStatement): TenantStore {
   return {

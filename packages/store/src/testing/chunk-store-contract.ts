@@ -245,6 +245,71 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
           expect(await store.tabTenant(tabId)).toBeNull();
         }
       });
+      it('creates a tab under a given id once, and hides that id from another tenant', async () => {
+        const tenantId = await newTenant();
+        const id = randomUUID();
+        const created = await store.createTab({ tenantId, id, title: 'first' });
+        expect(created.id).toBe(id);
+        // A retry returns the tab as it stands, and creates no second one.
+        await store.renameTab(id, { title: 'renamed' });
+        expect(await store.createTab({ tenantId, id, title: 'second' })).toMatchObject({
+          id,
+          title: 'renamed',
+        });
+        expect((await store.listTabs(tenantId, { limit: 10 })).tabs).toHaveLength(1);
+        const other = await newTenant();
+        expect(await rejection(store.createTab({ tenantId: other, id }))).toBeInstanceOf(
+          NotFoundError,
+        );
+      });
+    });
+
+    describe('idempotency keys', () => {
+      it('claims a key once; later claims see the first hash, then its answer', async () => {
+        const tenantId = await newTenant();
+        const name = { tenantId, scope: 'POST /v1/tabs', key: `key-${randomUUID()}` };
+        expect(await store.claimIdempotencyKey({ ...name, requestHash: 'a' })).toBeNull();
+        expect(await store.claimIdempotencyKey({ ...name, requestHash: 'b' })).toEqual({
+          requestHash: 'a',
+          response: null,
+        });
+        await store.completeIdempotencyKey({ ...name, status: 201, body: { tab: { id: 'x' } } });
+        expect(await store.claimIdempotencyKey({ ...name, requestHash: 'a' })).toEqual({
+          requestHash: 'a',
+          response: { status: 201, body: { tab: { id: 'x' } } },
+        });
+        // Keys are per tenant and per scope.
+        const otherTenant = await newTenant();
+        expect(
+          await store.claimIdempotencyKey({ ...name, tenantId: otherTenant, requestHash: 'b' }),
+        ).toBeNull();
+        expect(
+          await store.claimIdempotencyKey({ ...name, scope: 'elsewhere', requestHash: 'b' }),
+        ).toBeNull();
+      });
+
+      it('gives one of many concurrent claims of a key the key', async () => {
+        const tenantId = await newTenant();
+        const name = { tenantId, scope: 'race', key: 'k' };
+        const claims = await Promise.all(
+          Array.from({ length: 8 }, (_, index) =>
+            store.claimIdempotencyKey({ ...name, requestHash: `hash-${index}` }),
+          ),
+        );
+        const winners = claims.filter((claim) => claim === null);
+        expect(winners).toHaveLength(1);
+        const winnerHash = `hash-${claims.indexOf(null)}`;
+        for (const claim of claims) if (claim !== null) expect(claim.requestHash).toBe(winnerHash);
+      });
+
+      it("forgets a tab's keys with the tab", async () => {
+        const tab = await newTab();
+        const tenantId = (await store.tabTenant(tab.id))!;
+        const name = { tenantId, scope: `POST /v1/tabs/${tab.id}/messages`, key: 'k' };
+        await store.claimIdempotencyKey({ ...name, tabId: tab.id, requestHash: 'a' });
+        await store.deleteTab(tab.id);
+        expect(await store.claimIdempotencyKey({ ...name, requestHash: 'b' })).toBeNull();
+      });
     });
 
     describe('append', () => {

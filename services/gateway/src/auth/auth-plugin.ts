@@ -103,6 +103,8 @@ export const authPlugin = fastifyPlugin(
       if (url === undefined) return;
       // The OpenAPI UI and document are public: they describe the API, they serve no data.
       if (url === '/docs' || url.startsWith('/docs/')) return;
+      // CORS's catch-all OPTIONS route answers preflights of other origins with the 404.
+      if (request.method === 'OPTIONS') return;
       if ((request.routeOptions.config.auth ?? 'key') === 'public') return;
       try {
         request.principal = await authenticate(request);

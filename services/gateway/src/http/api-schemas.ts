@@ -62,8 +62,20 @@ export function createMessageBodySchema(maxTextLength: number) {
     .strict();
 }
 
-export const MessageHeadersSchema = z.object({
-  'idempotency-key': z.string().min(1).max(256).optional(),
+/**
+ * The Idempotency-Key of a create (POST /v1/tabs, a message): a retry with the same key and body
+ * gets the first answer again, with `Idempotent-Replayed: true`; the key with another body, 422
+ * `idempotency_key_reused`.
+ */
+export const IdempotencyHeadersSchema = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(256)
+    .describe(
+      'a client-chosen key (a UUID): a retry with the same key and body gets the first answer again, marked Idempotent-Replayed: true; the same key with another body answers 422 idempotency_key_reused',
+    )
+    .optional(),
 });
 
 export const MessageAcceptedSchema = z.object({ chunkId: z.uuid() });
@@ -135,15 +147,40 @@ export const ContextResponseSchema = z.object({
 
 export const HealthResponseSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
 
+/** What each error status means, for the OpenAPI document (codes as the error handler maps them). */
+const errorDescriptions = {
+  400: 'invalid_input: params, query, headers or body do not match the schema (or the JSON does not parse); nothing was stored',
+  401: 'unauthorized: no valid API key (or, on streams, stream ticket)',
+  404: "not_found: no such tab, or another tenant's",
+  409: 'conflict: the request clashes with the tab as it is (a turn is running)',
+  413: 'payload_too_large: the body is larger than the gateway takes',
+  415: 'unsupported_media_type: a body that is not application/json',
+  422: 'idempotency_key_reused: the Idempotency-Key was sent before with another body; nothing was done',
+  426: 'upgrade_required: a plain GET of the WebSocket route; open it as a WebSocket',
+  429: 'rate_limited: too many requests (or failed authentications); Retry-After says when to try again',
+  500: 'internal: an unexpected failure; the message says nothing more, the log has the details under the requestId',
+  503: 'unavailable: Postgres or NATS cannot be reached, or the gateway is shutting down; Retry-After says when to try again',
+} as const;
+
+export type ErrorStatus = keyof typeof errorDescriptions;
+
+/** An error status's response in a route schema: its meaning, with the one error shape. */
+function errorResponse(status: ErrorStatus) {
+  return {
+    description: errorDescriptions[status],
+    content: { 'application/json': { schema: ErrorResponseSchema } },
+  };
+}
+
 /**
- * Per-status error responses for a route's schema (documented in the OpenAPI document), and
- * 503 `unavailable` (with `Retry-After`), which every route that reads or writes answers while
- * the database or the bus cannot be reached.
+ * Per-status error responses for a route's schema (documented in the OpenAPI document), with
+ * 500 and 503, which every route can answer: 503 `unavailable` (with `Retry-After`) while the
+ * database or the bus cannot be reached or the gateway is closing.
  */
-export function errorResponses<const Status extends number>(
+export function errorResponses<const Status extends ErrorStatus>(
   ...statuses: Status[]
-): Record<Status | 503, typeof ErrorResponseSchema> {
+): Record<Status | 500 | 503, ReturnType<typeof errorResponse>> {
   return Object.fromEntries(
-    [...statuses, 503].map((status) => [status, ErrorResponseSchema]),
-  ) as Record<Status | 503, typeof ErrorResponseSchema>;
+    [...statuses, 500, 503].map((status) => [status, errorResponse(status as ErrorStatus)]),
+  ) as Record<Status | 500 | 503, ReturnType<typeof errorResponse>>;
 }

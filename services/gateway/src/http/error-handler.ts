@@ -12,6 +12,7 @@ const statusByCode: Record<ChunklogErrorCode, number> = {
   unauthorized: 401,
   not_found: 404,
   conflict: 409,
+  idempotency_key_reused: 422,
   rate_limited: 429,
   unavailable: 503,
 };

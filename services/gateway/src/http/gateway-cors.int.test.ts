@@ -68,6 +68,8 @@ describe('CORS', () => {
           'idempotency-key',
           'last-event-id',
           'x-request-id',
+          'traceparent',
+          'tracestate',
         ]),
       );
       expect(Number(response.headers.get('access-control-max-age'))).toBeGreaterThan(0);
@@ -84,9 +86,22 @@ describe('CORS', () => {
       expectAllowedFor(response, 204, allowedOrigin);
     });
 
-    it('gives another origin no CORS header at all', async () => {
+    it('lets W3C trace context through', async () => {
+      const response = await preflight(
+        gateway,
+        '/v1/tabs',
+        allowedOrigin,
+        'content-type, traceparent, tracestate',
+      );
+      expectAllowedFor(response, 204, allowedOrigin);
+      expect(listed(response.headers.get('access-control-allow-headers'))).toEqual(
+        expect.arrayContaining(['traceparent', 'tracestate']),
+      );
+    });
+
+    it('gives another origin no CORS header at all, and the API key is not asked for', async () => {
       const response = await preflight(gateway, '/v1/tabs', otherOrigin, 'authorization');
-      expect(response.status).not.toBe(204);
+      expect(response.status).toBe(404);
       expect(corsHeaders(response.headers)).toEqual({});
     });
 
@@ -109,7 +124,12 @@ describe('CORS', () => {
       });
       expectAllowedFor(listing, 200, allowedOrigin);
       expect(listed(listing.headers.get('access-control-expose-headers'))).toEqual(
-        expect.arrayContaining(['retry-after', 'x-ratelimit-remaining', 'x-request-id']),
+        expect.arrayContaining([
+          'retry-after',
+          'x-ratelimit-remaining',
+          'x-request-id',
+          'idempotent-replayed',
+        ]),
       );
       // The rate limit's headers the client is allowed to read are really there.
       expect(listing.headers.get('x-ratelimit-remaining')).not.toBeNull();

@@ -21,6 +21,7 @@ export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = a
     {
       schema: {
         tags: ['chunks'],
+        operationId: 'listChunks',
         summary: 'A page of chunks in ascending seq: from the tail, before a seq or after one',
         params: TabIdParamsSchema,
         querystring: ChunksQuerySchema,
@@ -40,6 +41,7 @@ export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = a
     {
       schema: {
         tags: ['chunks'],
+        operationId: 'getTabContext',
         summary:
           'The Anthropic request the next step would send, and the latest steps that missed the prompt cache and why (for checking cache stability)',
         params: TabIdParamsSchema,

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { HealthResponseSchema } from '../http/api-schemas';
+import { z } from 'zod';
+import { ErrorResponseSchema, errorResponses, HealthResponseSchema } from '../http/api-schemas';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import type { GatewayContext } from './gateway-context';
 
 /** A tab id that never exists: asking for its tenant is a cheap real round trip to the store. */
@@ -14,7 +16,16 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
 
   app.get(
     '/healthz',
-    { config, schema: { tags: ['health'], response: { 200: HealthResponseSchema } } },
+    {
+      config,
+      schema: {
+        tags: ['health'],
+        operationId: 'getHealth',
+        summary: 'Alive: the process answers',
+        security: [],
+        response: { 200: HealthResponseSchema, ...errorResponses() },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -24,8 +35,20 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       config,
       schema: {
         tags: ['health'],
+        operationId: 'getReadiness',
         summary: 'Ready when the database and the bus are reachable',
-        response: { 200: HealthResponseSchema, 503: HealthResponseSchema },
+        security: [],
+        response: {
+          200: HealthResponseSchema,
+          500: errorResponses()[500],
+          503: {
+            description:
+              'the database or the bus cannot be reached ({ status: unavailable }), or the gateway is shutting down (the error shape); Retry-After says when to try again',
+            content: {
+              'application/json': { schema: z.union([HealthResponseSchema, ErrorResponseSchema]) },
+            },
+          },
+        },
       },
     },
     async (request, reply) => {
@@ -40,7 +63,12 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
         context.bus.ready().catch(() => false),
       ]);
       const ready = storeReady && busReady;
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable' });
+      if (ready) return reply.code(200).send({ status: 'ok' });
+      // Like every 503 of the gateway: when to ask again.
+      return reply
+        .code(503)
+        .header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS))
+        .send({ status: 'unavailable' });
     },
   );
 
@@ -48,7 +76,19 @@ export const healthRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
     '/metrics',
     {
       config,
-      schema: { tags: ['health'], summary: 'Prometheus text exposition' },
+      schema: {
+        tags: ['health'],
+        operationId: 'getMetrics',
+        summary: 'Prometheus text exposition',
+        security: [],
+        response: {
+          200: {
+            description: 'the Prometheus text exposition format',
+            content: { 'text/plain': { schema: z.string() } },
+          },
+          ...errorResponses(),
+        },
+      },
     },
     async (_request, reply) => {
       const registry = context.metrics.registry;

@@ -14,12 +14,16 @@ import {
   CompactBodySchema,
   createMessageBodySchema,
   errorResponses,
+  IdempotencyHeadersSchema,
   MessageAcceptedSchema,
-  MessageHeadersSchema,
   TabIdParamsSchema,
 } from '../http/api-schemas';
+import {
+  beginIdempotentRequest,
+  IDEMPOTENT_REPLAYED_HEADER,
+} from '../idempotency/begin-idempotent-request';
+import { idempotentChunkId } from '../idempotency/idempotent-chunk-id';
 import type { GatewayContext } from './gateway-context';
-import { idempotentChunkId } from './idempotent-chunk-id';
 
 /** Hands user messages, compaction requests and cancels to the workers; the gateway itself never writes chunks. */
 export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
@@ -42,26 +46,44 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['messages'],
+        operationId: 'sendMessage',
         summary: 'Send a user message; 202 with the id its user chunk will have',
+        description:
+          'With an Idempotency-Key, a retry with the same body answers the same 202 (Idempotent-Replayed: true) and the message is stored once.',
         params: TabIdParamsSchema,
-        headers: MessageHeadersSchema,
+        headers: IdempotencyHeadersSchema,
         body: createMessageBodySchema(context.limits.textLength),
         response: {
           202: MessageAcceptedSchema,
-          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 422, 429),
         },
       },
     },
     async (request, reply) => {
       const { tabId } = request.params;
+      const tenantId = tenantOf(request);
       // The stamp is read before the 202: a cancel answered before this request began has
       // raised it already, so it never touches this message; a later cancel stops its turn.
-      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantOf(request));
+      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantId);
       const { text, mode } = request.body;
+      const idempotencyKey = request.headers['idempotency-key'];
+      const idempotent = await beginIdempotentRequest(store, request.log, {
+        tenantId,
+        scope: `POST /v1/tabs/${tabId}/messages`,
+        key: idempotencyKey,
+        body: { text, mode },
+        success: { status: 202, schema: MessageAcceptedSchema },
+        tabId,
+      });
+      if (idempotent.storedAnswer) {
+        return reply
+          .code(202)
+          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+          .send(idempotent.storedAnswer);
+      }
       if (mode === 'reject' && tab.status === 'running') {
         throw new ConflictError('a turn is running in this tab');
       }
-      const idempotencyKey = request.headers['idempotency-key'];
       const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
       const command = MessageCommandSchema.parse({
         tabId,
@@ -73,7 +95,9 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       });
       // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
       await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
-      return reply.code(202).send({ chunkId });
+      const accepted = { chunkId };
+      await idempotent.complete(accepted);
+      return reply.code(202).send(accepted);
     },
   );
 
@@ -82,10 +106,11 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['messages'],
+        operationId: 'compactTab',
         summary:
           'Compact the tab now: a turn of its own that summarizes the log so far into a compaction chunk, with optional instructions; 409 while a turn runs',
         params: TabIdParamsSchema,
-        headers: MessageHeadersSchema,
+        headers: IdempotencyHeadersSchema,
         body: CompactBodySchema,
         response: {
           202: CompactAcceptedSchema,
@@ -120,9 +145,10 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['messages'],
+        operationId: 'cancelTab',
         summary: "Stop the tab's running turn and the turns of messages accepted before it",
         params: TabIdParamsSchema,
-        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 429) },
+        response: { 202: z.object({}), ...errorResponses(400, 401, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {

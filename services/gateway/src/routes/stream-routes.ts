@@ -12,10 +12,17 @@ import {
 import { answer, sendError } from '../http/error-handler';
 import type { StreamTransport } from '../metrics/gateway-metrics';
 import { createSseSink } from '../streams/sse-sink';
+import { StreamEventSchema } from '../streams/stream-event-schema';
 import type { StreamSink } from '../streams/stream-sink';
 import { TabStreamRelay } from '../streams/tab-stream-relay';
 import { createWebSocketSink } from '../streams/web-socket-sink';
 import type { GatewayContext } from './gateway-context';
+
+/** Streams take the API key or a stream ticket for their tab (browsers' EventSource). */
+const streamSecurity: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { streamTicket: [] }];
+
+const streamDescription =
+  'The stream sends every sealed chunk after the resume point as chunk-seal, then the open block (chunk-open and one chunk-delta with its text so far), then stream-live, then live events; the gateway ends it with stream-end, carrying the seq to resume after. Events: #/components/schemas/StreamEvent.';
 
 const StreamHeadersSchema = z.object({
   'last-event-id': z
@@ -70,9 +77,13 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
     {
       schema: {
         tags: ['streams'],
+        operationId: 'createStreamTicket',
         summary: 'A short-lived ticket, good for this tab only, to pass as ?ticket= on streams',
         params: TabIdParamsSchema,
-        response: { 201: StreamTicketResponseSchema, ...errorResponses(400, 401, 404, 429) },
+        response: {
+          201: StreamTicketResponseSchema,
+          ...errorResponses(400, 401, 404, 413, 415, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -89,13 +100,20 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       config: { auth: 'stream' },
       schema: {
         tags: ['streams'],
+        operationId: 'streamTabEvents',
         summary:
           'Server-Sent Events: sealed chunks after Last-Event-ID / ?after=, the open block, then live events',
+        description: streamDescription,
+        security: streamSecurity,
         params: TabIdParamsSchema,
         querystring: StreamQuerySchema,
         headers: StreamHeadersSchema,
         response: {
-          200: z.string().describe('text/event-stream'),
+          200: {
+            description:
+              'text/event-stream: one SSE event per StreamEvent (`event:` its event, `data:` its data as JSON, `id:` the seq on chunk-seal), comment lines as heartbeats',
+            content: { 'text/event-stream': { schema: StreamEventSchema } },
+          },
           ...errorResponses(400, 401, 404, 429),
         },
       },
@@ -135,11 +153,21 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
     config: { auth: 'stream' },
     schema: {
       tags: ['streams'],
+      operationId: 'streamTabWebSocket',
       summary:
         'WebSocket: the same events as JSON frames { event, data, id? }; resume with ?after=',
+      description: streamDescription,
+      security: streamSecurity,
       params: TabIdParamsSchema,
       querystring: StreamQuerySchema,
-      response: errorResponses(400, 401, 404, 426, 429),
+      response: {
+        101: {
+          description:
+            'Switching Protocols: the server sends one JSON text frame per StreamEvent, `{ event, data, id? }`',
+          content: { 'application/json': { schema: StreamEventSchema } },
+        },
+        ...errorResponses(400, 401, 404, 426, 429),
+      },
     },
     // Tenancy is checked before the upgrade, so another tenant's tab is a plain 404.
     preHandler: async (request) => {

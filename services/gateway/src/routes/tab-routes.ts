@@ -4,12 +4,18 @@ import { tenantOf } from '../auth/auth-plugin';
 import {
   CreateTabBodySchema,
   errorResponses,
+  IdempotencyHeadersSchema,
   ListTabsQuerySchema,
   RenameTabBodySchema,
   TabIdParamsSchema,
   TabListResponseSchema,
   TabResponseSchema,
 } from '../http/api-schemas';
+import {
+  beginIdempotentRequest,
+  IDEMPOTENT_REPLAYED_HEADER,
+} from '../idempotency/begin-idempotent-request';
+import { idempotentTabId } from '../idempotency/idempotent-tab-id';
 import type { GatewayContext } from './gateway-context';
 
 /** Create, list, read, rename and delete tabs, always within the caller's tenant. */
@@ -24,18 +30,43 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'createTab',
         summary: 'Create a tab',
+        description:
+          'With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another.',
+        headers: IdempotencyHeadersSchema,
         body: CreateTabBodySchema,
-        response: { 201: TabResponseSchema, ...errorResponses(400, 401, 413, 415, 429) },
+        response: { 201: TabResponseSchema, ...errorResponses(400, 401, 413, 415, 422, 429) },
       },
     },
     async (request, reply) => {
-      const tab = await store.createTab({
-        tenantId: tenantOf(request),
-        title: request.body?.title,
-        config: request.body?.config,
+      const tenantId = tenantOf(request);
+      const title = request.body?.title;
+      const config = request.body?.config;
+      const idempotencyKey = request.headers['idempotency-key'];
+      const idempotent = await beginIdempotentRequest(store, request.log, {
+        tenantId,
+        scope: 'POST /v1/tabs',
+        key: idempotencyKey,
+        body: { title, config },
+        success: { status: 201, schema: TabResponseSchema },
       });
-      return reply.code(201).send({ tab });
+      if (idempotent.storedAnswer) {
+        return reply
+          .code(201)
+          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+          .send(idempotent.storedAnswer);
+      }
+      const tab = await store.createTab({
+        tenantId,
+        title,
+        config,
+        // Derived from the key: a retry after a create whose answer was lost finds that tab.
+        ...(idempotencyKey === undefined ? {} : { id: idempotentTabId(tenantId, idempotencyKey) }),
+      });
+      const created = { tab };
+      await idempotent.complete(created);
+      return reply.code(201).send(created);
     },
   );
 
@@ -44,6 +75,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'listTabs',
         summary: "The caller's tabs, newest first",
         querystring: ListTabsQuerySchema,
         response: { 200: TabListResponseSchema, ...errorResponses(400, 401, 429) },
@@ -61,6 +93,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'getTab',
         summary: 'A tab with its status, active turn and last seq',
         params: TabIdParamsSchema,
         response: { 200: TabResponseSchema, ...errorResponses(400, 401, 404, 429) },
@@ -76,6 +109,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'renameTab',
         summary: 'Rename a tab (its title; the log and config do not change)',
         params: TabIdParamsSchema,
         body: RenameTabBodySchema,
@@ -95,9 +129,10 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
     {
       schema: {
         tags: ['tabs'],
+        operationId: 'deleteTab',
         summary: 'Delete a tab and its chunks',
         params: TabIdParamsSchema,
-        response: { 204: z.null(), ...errorResponses(400, 401, 404, 429) },
+        response: { 204: z.null(), ...errorResponses(400, 401, 404, 413, 415, 429) },
       },
     },
     async (request, reply) => {
