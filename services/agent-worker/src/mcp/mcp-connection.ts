@@ -1,17 +1,7 @@
 import type { McpServer } from '@chunklog/chunk-core';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  getDefaultEnvironment,
-  StdioClientTransport,
-} from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  McpError,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import {
@@ -21,6 +11,7 @@ import {
   type ToolSet,
 } from '../tools/tool-registry';
 import { untilSettledOrAborted } from '../turn/abortable';
+import { loadMcpSdk, type McpSdk } from './load-mcp-sdk';
 import { type McpCallResult, mcpCallResultValue } from './mcp-call-result';
 import { mcpToolNames } from './mcp-tool-names';
 import { resolveSecrets } from './resolve-secrets';
@@ -125,9 +116,9 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     return tools;
   }
 
-  function transport(): Transport {
+  function transport(sdk: McpSdk): Transport {
     if (server.transport === 'http') {
-      return new StreamableHTTPClientTransport(new URL(server.url), {
+      return new sdk.StreamableHTTPClientTransport(new URL(server.url), {
         // Secrets are read at each request, never kept in the transport's options.
         fetch: (url, init) => {
           const headers = new Headers(init?.headers);
@@ -145,11 +136,11 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
         },
       });
     }
-    const child = new StdioClientTransport({
+    const child = new sdk.StdioClientTransport({
       command: server.command,
       args: server.args ?? [],
       ...(server.cwd ? { cwd: server.cwd } : {}),
-      env: { ...getDefaultEnvironment(), ...resolveSecrets(server.env, environment) },
+      env: { ...sdk.getDefaultEnvironment(), ...resolveSecrets(server.env, environment) },
       stderr: 'pipe',
     });
     // Read, or a chatty server would block on a full pipe.
@@ -160,27 +151,9 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
   }
 
   function open(): Session {
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const current: Session = {
-      client: (async () => {
-        await client.connect(transport(), { timeout: options.listTimeoutMs });
-        return client;
-      })(),
-      listed: Promise.resolve(),
-      calls: 0,
-    };
-    client.onclose = () => drop(current);
-    // A transport error while calls are in flight (a stream cut by a dying server) fails them
-    // now: the SDK would otherwise leave them waiting for their timeout.
-    client.onerror = (error) => {
-      logger.warn({ err: error }, 'MCP transport error');
-      if (current.calls > 0) void client.close();
-    };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      refresh(client).catch((error: unknown) =>
-        logger.warn({ err: error }, 'MCP tools could not be listed again'),
-      );
-    });
+    // Filled in at once: connect needs the session, to drop it when its client closes.
+    const current = { calls: 0 } as Session;
+    current.client = connect(current);
     current.listed = current.client.then(refresh);
     current.listed.then(
       () => {
@@ -190,10 +163,34 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
         failedAt = now();
         logger.warn({ err: error }, 'MCP server unavailable');
         drop(current);
-        void client.close().catch(() => {});
+        void current.client.then((client) => client.close()).catch(() => {});
       },
     );
     return current;
+  }
+
+  async function connect(current: Session): Promise<Client> {
+    const sdk = await loadMcpSdk();
+    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
+    client.onclose = () => drop(current);
+    // A transport error while calls are in flight (a stream cut by a dying server) fails them
+    // now: the SDK would otherwise leave them waiting for their timeout.
+    client.onerror = (error) => {
+      logger.warn({ err: error }, 'MCP transport error');
+      if (current.calls > 0) void client.close();
+    };
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
+      refresh(client).catch((error: unknown) =>
+        logger.warn({ err: error }, 'MCP tools could not be listed again'),
+      );
+    });
+    try {
+      await client.connect(transport(sdk), { timeout: options.listTimeoutMs });
+    } catch (error) {
+      void client.close().catch(() => {});
+      throw error;
+    }
+    return client;
   }
 
   /** Forgets a session that ended, so the next use opens a new one. */
@@ -222,7 +219,7 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
         },
       )) as McpCallResult;
     } catch (error) {
-      if (signal.aborted || !isSessionFailure(error)) throw error;
+      if (signal.aborted || !isSessionFailure(error, await loadMcpSdk())) throw error;
       drop(current);
       void current.client.then((client) => client.close()).catch(() => {});
       throw new Error(`MCP server ${server.name} failed: ${errorMessage(error)}`, {
@@ -271,8 +268,8 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
 }
 
 /** A failure of the session rather than of the call: the transport, or the connection closing. */
-function isSessionFailure(error: unknown): boolean {
-  return !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed;
+function isSessionFailure(error: unknown, sdk: McpSdk): boolean {
+  return !(error instanceof sdk.McpError) || error.code === sdk.ErrorCode.ConnectionClosed;
 }
 
 function errorMessage(error: unknown): string {

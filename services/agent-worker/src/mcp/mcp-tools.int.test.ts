@@ -165,6 +165,32 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
     expect(offeredIn('mcp-gone').map((tool) => tool.name)).not.toContain('gone_echo');
   });
 
+  it('leaves out a server whose secret the worker lacks, without sending it a request', async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const tab = await harness.newTab({
+      mcpServers: [
+        {
+          name: 'nokey',
+          transport: 'http',
+          url: server.url,
+          headers: { Authorization: { secret: 'MCP_SECRET_NOT_SET' } },
+        },
+      ],
+    });
+    await harness.send(tab.id, 'mcp-nokey [[sim: tool nokey_echo {"text":"x"}]]');
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
+    expect(toolResults(log)).toEqual([
+      expect.objectContaining({ name: 'nokey_echo', isError: true }),
+    ]);
+    expect(server.headers).toEqual([]);
+    expect(
+      logLines.some(
+        (line) => line.includes('MCP server unavailable') && line.includes('MCP_SECRET_NOT_SET'),
+      ),
+    ).toBe(true);
+  });
+
   it('offers a tool the server adds, once it says its list changed', async (context) => {
     if (!harness) return context.skip();
     const server = await httpServer();

@@ -9,7 +9,6 @@ export {
   useHarnessWithWorker,
 } from './harness';
 export { holdTool } from './hold-tool';
-export { type McpHttpTestServer, startMcpHttpTestServer } from './mcp-http-test-server';
-export { mcpStdioTestServer } from './mcp-stdio-test-config';
-export { type McpTestToolHooks, registerMcpTestTools } from './mcp-test-tools';
 export { parseExposition } from './parse-exposition';
+// The MCP test servers beside this file (mcp-*.ts) load the MCP SDK's server side: the suites
+// that use them import them by path, so importing the harness does not load it.
