@@ -281,7 +281,7 @@ export function startWorkerProcess(
     let output = '';
     const timer = setTimeout(
       () => reject(new Error(`worker process not ready:\n${output}`)),
-      30_000,
+      90_000,
     );
     const read = (data: Buffer) => {
       output += data.toString();
