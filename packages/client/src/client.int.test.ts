@@ -106,6 +106,33 @@ describe('ChunklogClient against a real gateway with API keys', () => {
     ).toMatchObject({ code: 'idempotency_key_reused', status: 422 });
   });
 
+  it('compacts a tab with instructions, once per Idempotency-Key, and reads the block in context', async () => {
+    const tab = await client.createTab({ title: 'compact' });
+    for (const [index, text] of ['Rain? [[sim: words 20]]', 'Snow? [[sim: words 20]]'].entries()) {
+      await client.sendMessage(tab.id, { text });
+      await waitFor('the answer', async () => {
+        const log = await readLog(client, tab.id);
+        const answers = log.filter((chunk) => chunk.role === 'assistant' && chunk.type === 'text');
+        return answers.length > index && (await client.getTab(tab.id)).status === 'idle';
+      });
+    }
+    const input = { instructions: 'Keep the weather kinds only.', idempotencyKey: 'compact-1' };
+    const accepted = await client.compact(tab.id, input);
+    await waitFor(
+      'the compaction',
+      async () =>
+        (await readLog(client, tab.id)).some((chunk) => chunk.id === accepted.chunkId) &&
+        (await client.getTab(tab.id)).status === 'idle',
+    );
+    // A retry names the same compaction chunk, already stored: nothing more is compacted.
+    expect((await client.compact(tab.id, input)).chunkId).toBe(accepted.chunkId);
+    const context = await client.context(tab.id);
+    expect(context.request.messages[0]?.content[0]?.type).toBe('compaction');
+    expect(context.cacheMisses).toEqual([]);
+    const refused = await failure(client.compact(tab.id, { instructions: ' ' }));
+    expect(refused).toMatchObject({ code: 'invalid_input', status: 400 });
+  });
+
   it('reports the API error code and status of a refused request', async () => {
     const tab = await client.createTab();
     const invalid = await failure(client.sendMessage(tab.id, { text: '   ' }));

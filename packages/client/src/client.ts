@@ -57,6 +57,13 @@ export interface SendMessageInput {
   idempotencyKey?: string;
 }
 
+export interface CompactInput {
+  /** Replace the tab's summarization instructions for this compaction. */
+  instructions?: string;
+  /** The same key on a retry names the same compaction, so the tab is compacted once. */
+  idempotencyKey?: string;
+}
+
 export interface MessageAccepted {
   /** The id the message's user chunk will have. */
   chunkId: string;
@@ -172,6 +179,21 @@ export class ChunklogClient {
       chunkId: answer.body.chunkId,
       replayed: answer.headers.get('idempotent-replayed') === 'true',
     };
+  }
+
+  /**
+   * Compacts the tab now, as a turn of its own (409 while a turn runs); resolves once accepted
+   * (202) with the id the compaction chunk will have.
+   */
+  compact(tabId: string, input: CompactInput = {}, signal?: AbortSignal) {
+    const headers: Record<string, string> = {};
+    if (input.idempotencyKey !== undefined) headers['idempotency-key'] = input.idempotencyKey;
+    const body = input.instructions === undefined ? {} : { instructions: input.instructions };
+    return this.request<MessageAccepted>('POST', `${tabPath(tabId)}/compact`, {
+      body,
+      headers,
+      signal,
+    });
   }
 
   /** Stops the running turn, and those of messages accepted before this and still waiting. */

@@ -16,6 +16,7 @@ export {
   ChunklogClient,
   type ChunklogClientOptions,
   type ChunkPageQuery,
+  type CompactInput,
   type CreateTabInput,
   createClient,
   type MessageAccepted,
