@@ -1,0 +1,1 @@
+export { type MemoryTracing, startMemoryTracing } from './start-memory-tracing';
