@@ -5,12 +5,12 @@
  * intake, turn, model steps (with the SDK's own span), tool call and appends, and the gateway's
  * relay of each seal to the stream watching the tab.
  */
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '@chunklog/runtime/testing';
 import { testNatsUrl, testPostgresUrl } from '@chunklog/test-infra';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backend';
 import { GatewayClient } from './gateway-client';
 import { openLedgerEventSource } from './ledger-event-source';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 import type { ServiceProcess } from './service-process';
 import { StreamLedger } from './stream-ledger';
 

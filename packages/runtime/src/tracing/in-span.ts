@@ -5,11 +5,23 @@ import {
   type Span,
   type SpanKind,
   SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
   trace,
 } from '@opentelemetry/api';
 
-/** chunklog's tracer; the API's no-op one until a provider is registered. */
-export const chunklogTracer = trace.getTracer('chunklog');
+let cached: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+/**
+ * chunklog's tracer: the API's no-op one until a provider is registered. Looked up again when
+ * the global provider changes (tracing stopped and started again, in a test or a benchmark):
+ * a tracer obtained once would stay bound to the provider it first delegated to.
+ */
+export function chunklogTracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (cached?.provider !== provider) cached = { provider, tracer: provider.getTracer('chunklog') };
+  return cached.tracer;
+}
 
 export interface InSpanOptions {
   kind?: SpanKind;
@@ -28,7 +40,7 @@ export function inSpan<T>(
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = chunklogTracer.startSpan(
+  const span = chunklogTracer().startSpan(
     name,
     {
       ...(options.kind === undefined ? {} : { kind: options.kind }),

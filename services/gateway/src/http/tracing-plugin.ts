@@ -32,7 +32,7 @@ export const tracingPlugin = fastifyPlugin(
     app.addHook('onRequest', async (request, reply) => {
       const parent = propagation.extract(ROOT_CONTEXT, request.headers);
       const route = request.routeOptions.url;
-      const span = chunklogTracer.startSpan(
+      const span = chunklogTracer().startSpan(
         route === undefined ? request.method : `${request.method} ${route}`,
         {
           kind: SpanKind.SERVER,

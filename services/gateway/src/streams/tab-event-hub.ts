@@ -144,7 +144,7 @@ export class TabEventHub {
       const chunk = parsed.data.data.chunk;
       entry.seenSeq = Math.max(entry.seenSeq, chunk.seq);
       this.onSealDelay?.(Math.max(0, Date.now() - chunk.createdAt) / 1000);
-      relaySpan = chunklogTracer.startSpan('chunklog.seal_relay', {
+      relaySpan = chunklogTracer().startSpan('chunklog.seal_relay', {
         attributes: {
           'chunklog.tab_id': chunk.tabId,
           'chunklog.chunk_id': chunk.id,

@@ -52,7 +52,10 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   /** The value for OTEL_EXPORTER_OTLP_ENDPOINT. */
   endpoint: string;
+  /** The spans received so far (none kept with `keepSpans: false`). */
   spans(): ReceivedSpan[];
+  /** How many spans were received. */
+  count(): number;
   close(): Promise<void>;
 }
 
@@ -71,9 +74,16 @@ function plain(
   return values;
 }
 
-/** Listens on a free loopback port for `POST /v1/traces`. */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/**
+ * Listens on a free loopback port for `POST /v1/traces`. `keepSpans: false` only counts them
+ * (a benchmark's long run).
+ */
+export async function startOtlpReceiver(
+  options: { keepSpans?: boolean } = {},
+): Promise<OtlpReceiver> {
+  const keepSpans = options.keepSpans ?? true;
   const received: ReceivedSpan[] = [];
+  let count = 0;
   const server = createServer((request, response) => {
     const parts: Buffer[] = [];
     request.on('data', (part: Buffer) => parts.push(part));
@@ -90,6 +100,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       for (const resourceSpans of parsed.data.resourceSpans) {
         const resource = plain(resourceSpans.resource?.attributes ?? []);
         for (const scope of resourceSpans.scopeSpans) {
+          count += scope.spans.length;
+          if (!keepSpans) continue;
           for (const span of scope.spans) {
             received.push({
               service: String(resource['service.name']),
@@ -110,6 +122,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans: () => [...received],
+    count: () => count,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
