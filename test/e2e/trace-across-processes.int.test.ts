@@ -181,5 +181,5 @@ describe.skipIf(!reachable)('tracing across a gateway and a worker process', () 
     expect(worker.output()).toMatch(
       new RegExp(`"trace_id":"${roots[0]!.traceId}"[^\\n]*"msg":"lease acquired"`),
     );
-  });
+  }, 150_000);
 });
