@@ -10,23 +10,22 @@
  * - gateway.sse.kb_per_connection: growth of the gateway process's RSS ÷ connections, at
  *   5,000 idle SSE clients (goal ≤ 20).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { createNatsBus, natsLatency } from '@chunklog/bus';
-import { type Chunk, liveEventSubject } from '@chunklog/chunk-core';
+import { liveEventSubject } from '@chunklog/chunk-core';
 import { createPostgresStore } from '@chunklog/store';
 import {
   createTestDatabase,
-  freePort,
   sleep,
   testNatsUrl,
   testPostgresUrl,
   testSubjectPrefix,
 } from '@chunklog/test-infra';
+import { startGatewayProcess } from './gateway-process';
 import { percentile } from './percentile';
+import { openSealProbe } from './seal-probe';
+import { openSse, type SseConnection } from './sse-client';
 
 const LATENCY_SAMPLES = 500;
 const FANOUT_CLIENTS = 1_000;
@@ -39,123 +38,42 @@ function rssKb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
 }
 
-interface SseConnection {
-  close(): void;
-}
-
-/** A bare SSE client: calls onEvent with each raw event block as it arrives. */
-function openSse(url: string, onEvent?: (block: string) => void): Promise<SseConnection> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(url, { agent: false, headers: { authorization: `Bearer ${KEY}` } });
-    request.once('error', reject);
-    request.once('response', (response) => {
-      if (response.statusCode !== 200) {
-        reject(new Error(`stream refused: ${response.statusCode}`));
-        response.resume();
-        return;
-      }
-      let buffer = '';
-      response.setEncoding('utf8');
-      response.on('data', (part: string) => {
-        if (!onEvent) return;
-        buffer += part;
-        let end = buffer.indexOf('\n\n');
-        while (end !== -1) {
-          onEvent(buffer.slice(0, end));
-          buffer = buffer.slice(end + 2);
-          end = buffer.indexOf('\n\n');
-        }
-      });
-      response.on('error', () => {});
-      resolve({ close: () => request.destroy() });
-    });
-  });
-}
-
 export default async function gatewayBench(): Promise<Record<string, number>> {
   const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
   if (!postgresUrl || !natsUrl) throw new Error('the gateway bench needs Postgres and NATS');
   const database = await createTestDatabase(postgresUrl);
   const subjectPrefix = testSubjectPrefix();
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const gatewayProcess: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('../services/gateway/src/main.ts', import.meta.url))],
-    {
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: database.url,
-        NATS_URL: natsUrl,
-        NATS_SUBJECT_PREFIX: subjectPrefix,
-        PORT: String(port),
-        API_KEYS: `bench:${KEY}`,
-        STREAM_TICKET_SECRET: 'bench-ticket-secret-0123456789',
-        RATE_LIMIT_PER_MINUTE: '1000000',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
+  const gateway = await startGatewayProcess({
+    databaseUrl: database.url,
+    natsUrl,
+    subjectPrefix,
+    key: KEY,
+  });
+  const gatewayProcess = gateway.process;
+  const baseUrl = gateway.baseUrl;
   const store = createPostgresStore({ url: database.url });
   const bus = await createNatsBus({ servers: natsUrl, subjectPrefix, name: 'bench-worker' });
   const connections: SseConnection[] = [];
   try {
-    for (let attempt = 0; ; attempt++) {
-      const ready = await fetch(`${baseUrl}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ready) break;
-      if (attempt > 300) throw new Error('gateway did not become ready');
-      await sleep(100);
-    }
-    const createTab = async () => {
-      const response = await fetch(`${baseUrl}/v1/tabs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        body: '{}',
-      });
-      return ((await response.json()) as { tab: { id: string } }).tab.id;
-    };
+    const createTab = gateway.createTab;
 
     // 1. Raw NATS, the floor.
     const nats = await natsLatency({ servers: natsUrl, samples: 1_000 });
 
     // 2. Seal published → SSE client, one in flight at a time.
-    const latencyTab = await createTab();
-    const turnId = randomUUID();
-    let arrived: ((seq: number) => void) | undefined;
-    connections.push(
-      await openSse(`${baseUrl}/v1/tabs/${latencyTab}/events`, (block) => {
-        const id = /^id: (\d+)$/m.exec(block);
-        if (id) arrived?.(Number(id[1]));
-      }),
-    );
-    await sleep(200);
+    const probe = await openSealProbe({
+      baseUrl,
+      key: KEY,
+      tabId: await createTab(),
+      store,
+      bus,
+    });
+    connections.push(probe);
     const durations: number[] = [];
     for (let index = 0; index < LATENCY_SAMPLES + 20; index++) {
-      const [chunk] = (await store.append(latencyTab, [
-        {
-          id: randomUUID(),
-          tabId: latencyTab,
-          turnId,
-          step: 0,
-          role: 'assistant',
-          type: 'text',
-          data: { text: `sealed block number ${index}` },
-        },
-      ])) as [Chunk];
-      const received = new Promise<void>((resolve) => {
-        arrived = (seq) => {
-          if (seq === chunk.seq) resolve();
-        };
-      });
-      const started = performance.now();
-      await bus.publish(liveEventSubject(latencyTab, 'chunk-seal'), { tabId: latencyTab, chunk });
-      await received;
+      const duration = await probe.sample();
       // The first few warm up JIT, connections and caches.
-      if (index >= 20) durations.push(performance.now() - started);
+      if (index >= 20) durations.push(duration);
     }
     durations.sort((a, b) => a - b);
     const sealP50 = percentile(durations, 0.5);
@@ -168,7 +86,7 @@ export default async function gatewayBench(): Promise<Record<string, number>> {
     const idle: SseConnection[] = [];
     for (let start = 0; start < IDLE_CLIENTS; start += 250) {
       const batch = Array.from({ length: Math.min(250, IDLE_CLIENTS - start) }, (_, index) =>
-        openSse(`${baseUrl}/v1/tabs/${idleTabs[(start + index) % idleTabs.length]}/events`),
+        openSse(`${baseUrl}/v1/tabs/${idleTabs[(start + index) % idleTabs.length]}/events`, KEY),
       );
       idle.push(...(await Promise.all(batch)));
     }
@@ -188,7 +106,7 @@ export default async function gatewayBench(): Promise<Record<string, number>> {
     const fanout: SseConnection[] = [];
     for (let start = 0; start < FANOUT_CLIENTS; start += 250) {
       const batch = Array.from({ length: 250 }, () =>
-        openSse(`${baseUrl}/v1/tabs/${fanoutTab}/events`, (block) => {
+        openSse(`${baseUrl}/v1/tabs/${fanoutTab}/events`, KEY, (block) => {
           if (block.startsWith('event: chunk-open')) opened++;
           else if (block.startsWith('event: chunk-delta') && ++delivered === target)
             allDelivered?.();
@@ -199,7 +117,7 @@ export default async function gatewayBench(): Promise<Record<string, number>> {
     await bus.publish(liveEventSubject(fanoutTab, 'chunk-open'), {
       tabId: fanoutTab,
       id: blockId,
-      turnId,
+      turnId: randomUUID(),
       step: 0,
       role: 'assistant',
       type: 'text',
@@ -232,8 +150,7 @@ export default async function gatewayBench(): Promise<Record<string, number>> {
     };
   } finally {
     for (const connection of connections) connection.close();
-    gatewayProcess.kill('SIGTERM');
-    await new Promise((resolve) => gatewayProcess.once('exit', resolve));
+    await gateway.stop();
     await bus.close();
     await store.close();
     await database.drop();

@@ -36,6 +36,7 @@ import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
 import { Registry } from 'prom-client';
 import { median, percentile } from './percentile';
+import { rate } from './timed-rate';
 
 const adminUrl =
   process.env.BENCH_DATABASE_URL ??
@@ -50,39 +51,6 @@ const pageSamples = 2_000;
 const loneSamples = 1_500;
 const payload = { text: 'x'.repeat(200) };
 const payloadJson = JSON.stringify(payload);
-
-/**
- * Runs `operation` on `connections` loops for a fixed time; returns rows per second. The server
- * is shared: when it has no connection left for this phase (53300), the phase waits and runs
- * again.
- */
-async function rate(connections: number, operation: () => Promise<number>): Promise<number> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await timedRate(connections, operation);
-    } catch (error) {
-      if ((error as { code?: string }).code !== '53300' || attempt === 10) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-}
-
-async function timedRate(connections: number, operation: () => Promise<number>): Promise<number> {
-  // Warm the pool and the prepared statements before the clock starts.
-  await Promise.all(Array.from({ length: connections }, () => operation()));
-  let rows = 0;
-  const started = performance.now();
-  const deadline = started + phaseMs;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < deadline) {
-        const done = await operation();
-        rows += done;
-      }
-    }),
-  );
-  return rows / ((performance.now() - started) / 1000);
-}
 
 function pick<T>(values: readonly T[]): T {
   return values[Math.floor(Math.random() * values.length)]!;
@@ -112,7 +80,7 @@ function rawRate(url: string, connections: number, tabs: string[], rowsPerStatem
   const text = `INSERT INTO raw_chunks (id, tab_id, seq, turn_id, step, role, type, data)
                 VALUES ${placeholders}`;
   return withPool(url, connections, (pool) =>
-    rate(connections, async () => {
+    rate(phaseMs, connections, async () => {
       const values: unknown[] = [];
       for (let row = 0; row < rowsPerStatement; row += 1) {
         const tabId = pick(tabs);
@@ -133,7 +101,7 @@ async function storeRate(url: string, connections: number, tabs: string[]) {
   const metricsRegistry = new Registry();
   const store = createPostgresStore({ url, maxConnections: connections, metricsRegistry });
   try {
-    const perSecond = await rate(connections, async () => {
+    const perSecond = await rate(phaseMs, connections, async () => {
       const tabId = pick(tabs);
       await store.append(tabId, [newChunk(tabId)]);
       return 1;
@@ -270,7 +238,7 @@ function messageDbRate(url: string, connections: number, streams: string[]) {
     max: connections,
     options: '-c search_path=message_store,public',
   });
-  return rate(connections, async () => {
+  return rate(phaseMs, connections, async () => {
     await pool.query({
       name: 'write_message',
       text: 'SELECT write_message($1, $2, $3, $4)',
@@ -286,7 +254,7 @@ function emmettRate(url: string, connections: number, streams: string[]) {
     connectionOptions: { pool, pooled: true },
     schema: { autoMigration: 'None' },
   });
-  return rate(connections, async () => {
+  return rate(phaseMs, connections, async () => {
     const stream = pick(streams);
     // Without an expected version Emmett still refuses an append that lost a race for the
     // stream's next position; the caller retries it, as an application would.

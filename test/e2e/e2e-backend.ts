@@ -37,8 +37,17 @@ export interface E2eBackend {
   /** The test's own view of the database, for leases and raw reads. */
   store: ChunkStore;
   tenants: { alpha: E2eTenant; beta: E2eTenant };
-  startGateway(options?: { name?: string; natsUrl?: string }): Promise<E2eGateway>;
-  startWorker(options: { workerId: string; natsUrl?: string }): Promise<ServiceProcess>;
+  /** `environment` adds to (or overrides) the variables the suite gives every gateway. */
+  startGateway(options?: {
+    name?: string;
+    natsUrl?: string;
+    environment?: Record<string, string>;
+  }): Promise<E2eGateway>;
+  startWorker(options: {
+    workerId: string;
+    natsUrl?: string;
+    environment?: Record<string, string>;
+  }): Promise<ServiceProcess>;
   /** The recent output of every process started, for failure reports. */
   processOutputs(): string;
   /** Stops every process still running (SIGKILL after a short grace), then drops everything. */
@@ -86,6 +95,7 @@ export async function createE2eBackend(input: {
             API_KEYS: `${tenants.alpha.name}:${tenants.alpha.key},${tenants.beta.name}:${tenants.beta.key}`,
             STREAM_TICKET_SECRET: TICKET_SECRET,
             LOG_LEVEL: 'warn',
+            ...options.environment,
           },
         });
         processes.push(gateway);
@@ -116,6 +126,7 @@ export async function createE2eBackend(input: {
           LEASE_MS: String(input.leaseMs),
           WORKER_ID: options.workerId,
           LOG_LEVEL: 'info',
+          ...options.environment,
         },
       });
       processes.push(worker);

@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import type { Bus, Subscription, WorkItem } from './bus';
 import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from './bus-errors';
 import { type BusLogger, defaultBusLogger } from './bus-logger';
@@ -6,6 +7,7 @@ import { decodePayload, encodePayload, encodeReply } from './json-payload';
 import { assertValidQueueName, failedItemDelayMs } from './queue-name';
 import { fromRemoteError, type RemoteError, toRemoteError } from './remote-error';
 import { assertValidSubject, subjectMatches } from './subject-matches';
+import { activeTraceHeaders, type TraceHeaders, traceContextOf } from './trace-headers';
 
 export interface MemoryBusOptions {
   /** How long an enqueued msgId is remembered for dedupe (JetStream's duplicate window). */
@@ -21,6 +23,8 @@ type ReplyOutcome = { ok: true; body: string } | { ok: false; error: RemoteError
 interface Delivery {
   subject: string;
   body: string;
+  /** The sender's trace context, carried as NATS carries it: in headers. */
+  headers: TraceHeaders | undefined;
   /** Present on requests; a plain subscriber receives the request but cannot answer it. */
   reply?: (outcome: ReplyOutcome) => void;
 }
@@ -37,6 +41,7 @@ interface Listener {
 interface StoredItem {
   seq: number;
   body: string;
+  headers: TraceHeaders | undefined;
   deliveryCount: number;
   state: 'ready' | 'waiting' | 'delivered';
   /** Increments per delivery, so a stale delivery's nak or working() changes nothing. */
@@ -108,7 +113,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
       while (listener.active) {
         const next = listener.mailbox.shift();
         if (next === undefined) break;
-        listener.handle(next);
+        context.with(traceContextOf(next.headers), () => listener.handle(next));
       }
     });
   }
@@ -260,8 +265,10 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
     };
     consumer.running++;
     setImmediate(() => {
-      Promise.resolve()
-        .then(() => consumer.handler(workItem))
+      context
+        .with(traceContextOf(item.headers), () =>
+          Promise.resolve().then(() => consumer.handler(workItem)),
+        )
         .catch(async (error: unknown) => {
           logger.warn({ queue: state.name, err: error }, 'work item handler failed; redelivering');
           await nak(failedItemDelayMs(item.deliveryCount));
@@ -277,7 +284,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
     async publish(subject, payload) {
       assertOpen();
       assertValidSubject(subject, { wildcards: false });
-      route({ subject, body: encodePayload(payload) });
+      route({ subject, body: encodePayload(payload), headers: activeTraceHeaders() });
     },
 
     async subscribe(pattern, handler) {
@@ -311,6 +318,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
         const recipients = route({
           subject,
           body,
+          headers: activeTraceHeaders(),
           reply: (outcome) =>
             settle(() =>
               outcome.ok
@@ -355,6 +363,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
       state.items.set(seq, {
         seq,
         body,
+        headers: activeTraceHeaders(),
         deliveryCount: 0,
         state: 'ready',
         delivery: 0,

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { createMemoryBus } from './create-memory-bus';
 import { busContract } from './testing/bus-contract';
+import { busTraceContextContract } from './testing/trace-context-contract';
 
 // Expected failures (a handler that throws on purpose) would only clutter the test output.
 const quietLogger = pino({ level: 'silent' });
@@ -8,5 +9,9 @@ const quietLogger = pino({ level: 'silent' });
 busContract('in-process', {
   createBus: async () => createMemoryBus({ logger: quietLogger }),
   // An in-process bus is its own broker: the second party shares the same instance.
+  createPeer: async (bus) => bus,
+});
+busTraceContextContract('in-process', {
+  createBus: async () => createMemoryBus({ logger: quietLogger }),
   createPeer: async (bus) => bus,
 });

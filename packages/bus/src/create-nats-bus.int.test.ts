@@ -5,6 +5,7 @@ import pino from 'pino';
 import { afterAll } from 'vitest';
 import { createNatsBus } from './create-nats-bus';
 import { busContract } from './testing/bus-contract';
+import { busTraceContextContract } from './testing/trace-context-contract';
 
 const natsUrl = await testNatsUrl();
 const subjectPrefix = testSubjectPrefix();
@@ -38,4 +39,5 @@ if (natsUrl === null) {
     });
   // Every party gets its own connection, as a gateway and a worker would.
   busContract('NATS', { createBus, createPeer: () => createBus() });
+  busTraceContextContract('NATS', { createBus, createPeer: () => createBus() });
 }

@@ -1,5 +1,6 @@
 import { InvalidInputError } from '@chunklog/chunk-core';
 import { headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { context } from '@opentelemetry/api';
 import type { Bus, Subscription } from './bus';
 import { type BusLogger, defaultBusLogger } from './bus-logger';
 import { deliverEvent } from './deliver-event';
@@ -10,6 +11,7 @@ import { natsNames } from './nats-names';
 import { createNatsWorkQueue } from './nats-work-queue';
 import { fromRemoteError, RemoteErrorSchema, toRemoteError } from './remote-error';
 import { assertValidSubject } from './subject-matches';
+import { activeNatsTraceHeaders, natsTraceContextOf } from './trace-headers';
 
 export interface NatsBusOptions {
   servers: string | string[];
@@ -103,7 +105,12 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     async publish(subject, payload) {
       assertValidSubject(subject, { wildcards: false });
       try {
-        connection.publish(names.toWire(subject), encodePayload(payload));
+        const traceHeaders = activeNatsTraceHeaders();
+        connection.publish(
+          names.toWire(subject),
+          encodePayload(payload),
+          traceHeaders ? { headers: traceHeaders } : undefined,
+        );
       } catch (error) {
         throw toBusError(error, `publishing to ${subject}`);
       }
@@ -124,7 +131,9 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           logger.warn({ subject, err: parseError }, 'dropped a message that is not JSON');
           return;
         }
-        deliverEvent(handler, payload, subject, logger);
+        context.with(natsTraceContextOf(message.headers), () =>
+          deliverEvent(handler, payload, subject, logger),
+        );
       });
     },
 
@@ -133,8 +142,10 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
       const timeoutMs = requestOptions?.timeoutMs ?? defaultRequestTimeoutMs;
       let reply: Awaited<ReturnType<NatsConnection['request']>>;
       try {
+        const traceHeaders = activeNatsTraceHeaders();
         reply = await connection.request(names.toWire(subject), encodePayload(payload), {
           timeout: timeoutMs,
+          ...(traceHeaders ? { headers: traceHeaders } : {}),
         });
       } catch (error) {
         throw toRequestError(error, subject, timeoutMs);
@@ -161,26 +172,29 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
           errorHeaders.set(ERROR_REPLY_HEADER, '1');
           message.respond(encodePayload(toRemoteError(failure)), { headers: errorHeaders });
         };
-        Promise.resolve()
-          .then(() => {
-            let payload: unknown;
-            try {
-              payload = decodePayload(message.string());
-            } catch (parseError) {
-              throw new InvalidInputError('request payload is not JSON', { cause: parseError });
-            }
-            return handler(payload, names.fromWire(message.subject));
-          })
-          // Encoding is a step of its own, so a reply that cannot be encoded is answered as the
-          // handler's failure instead of leaving the requester to time out.
-          .then(encodeReply)
-          .then(
-            (encoded) => message.respond(encoded),
-            (failure: unknown) => respondWithError(failure),
-          )
-          .catch((respondError: unknown) =>
-            logger.warn({ subject, err: respondError }, 'could not send a reply'),
-          );
+        // The handler continues the requester's trace: the whole chain is built in its context.
+        context.with(natsTraceContextOf(message.headers), () =>
+          Promise.resolve()
+            .then(() => {
+              let payload: unknown;
+              try {
+                payload = decodePayload(message.string());
+              } catch (parseError) {
+                throw new InvalidInputError('request payload is not JSON', { cause: parseError });
+              }
+              return handler(payload, names.fromWire(message.subject));
+            })
+            // Encoding is a step of its own, so a reply that cannot be encoded is answered as the
+            // handler's failure instead of leaving the requester to time out.
+            .then(encodeReply)
+            .then(
+              (encoded) => message.respond(encoded),
+              (failure: unknown) => respondWithError(failure),
+            )
+            .catch((respondError: unknown) =>
+              logger.warn({ subject, err: respondError }, 'could not send a reply'),
+            ),
+        );
       });
     },
 

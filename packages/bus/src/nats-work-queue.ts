@@ -1,4 +1,5 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { context } from '@opentelemetry/api';
 import type { Bus, Subscription, WorkItem } from './bus';
 import { BusUnavailableError } from './bus-errors';
 import type { BusLogger } from './bus-logger';
@@ -8,6 +9,7 @@ import type { NatsLink } from './nats-connection';
 import { hasNoResponders, isMissingStreamOrConsumer, toBusError } from './nats-errors';
 import type { NatsNames } from './nats-names';
 import { assertValidQueueName, failedItemDelayMs } from './queue-name';
+import { activeNatsTraceHeaders, natsTraceContextOf } from './trace-headers';
 
 /** The bus's work queue on JetStream: `enqueue` and `consume`, and stopping every consumer. */
 export interface NatsWorkQueue extends Pick<Bus, 'enqueue' | 'consume'> {
@@ -79,7 +81,8 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     }
     const item = toWorkItem(message, data);
     try {
-      await handler(item);
+      // The handler continues the enqueuer's trace.
+      await context.with(natsTraceContextOf(message.headers), () => handler(item));
     } catch (error) {
       logger.warn({ queue, err: error }, 'work item handler failed; redelivering');
       if (!item.settled) message.nak(failedItemDelayMs(item.deliveryCount));
@@ -90,6 +93,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     async enqueue(queue, payload, enqueueOptions) {
       assertValidQueueName(queue);
       const body = encodePayload(payload);
+      const traceHeaders = activeNatsTraceHeaders();
       // Known to be down: fail now rather than after the JetStream timeout, so the gateway answers
       // 503 at once. Nothing was sent, so nothing can be stored behind the caller's back.
       if (!link.isConnected()) {
@@ -100,6 +104,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
         // The stream stores a msgId once per duplicate window, so a retried enqueue is harmless.
         await link.jetStream.publish(names.queueSubject(queue), body, {
           msgID: enqueueOptions.msgId,
+          ...(traceHeaders ? { headers: traceHeaders } : {}),
         });
       };
       try {

@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { z } from 'zod';
+import { traceLogFields } from './tracing/trace-log-fields';
 
 /** pino's levels, plus `silent`. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -17,7 +18,8 @@ export interface LoggerSettings {
 
 /**
  * The pino options every chunklog logger is built with: JSON lines, ISO time, the level as its
- * name, errors (under `err` or `error`) with their stack and cause chain.
+ * name, errors (under `err` or `error`) with their stack and cause chain, and on a line written
+ * inside a span the span's `trace_id` and `span_id` (docs/architecture.md, "Tracing").
  */
 function loggerOptions(settings: LoggerSettings): LoggerOptions {
   return {
@@ -26,6 +28,7 @@ function loggerOptions(settings: LoggerSettings): LoggerOptions {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
     serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+    mixin: traceLogFields,
   };
 }
 

@@ -13,6 +13,8 @@ export {
   shutdownEnv,
 } from './env-schema';
 export { findAncestorWith } from './find-ancestor-with';
+export { chunklogVersion } from './metrics/chunklog-version';
+export { registerProcessMetrics } from './metrics/register-process-metrics';
 export { EnvError, parseEnv } from './parse-env';
 export {
   type RunUntilSignalOptions,
@@ -21,3 +23,7 @@ export {
   type StopSignal,
 } from './run-until-signal';
 export { type StartProcess, startStep } from './start-failure';
+export { chunklogTracer, type InSpanOptions, inSpan, recordSpanError } from './tracing/in-span';
+export { startTracing, type Tracing, type TracingOptions } from './tracing/start-tracing';
+export { type TraceLogFields, traceLogFields } from './tracing/trace-log-fields';
+export { readTracingRequest, type TracingRequest } from './tracing/tracing-env';

@@ -33,6 +33,10 @@ describe('npm run start:worker with METRICS_PORT', () => {
     // The store's group commit reports on the same registry: every append went through a batch.
     expect(series.get('chunklog_store_append_batch_size_sum')).toBe(log.length);
     expect(series.get('chunklog_worker_turns_total{reason="completed"}')).toBe(1);
+    // What every process reports about itself: its build and the default process metrics.
+    expect(series.get(`chunklog_build_info{version="0.1.0",node="${process.version}"}`)).toBe(1);
+    expect(series.get('nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
+    expect(series.get('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     expect((await fetch(metricsUrl.replace('/metrics', '/healthz'))).status).toBe(200);
 
     const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));

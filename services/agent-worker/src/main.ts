@@ -7,7 +7,14 @@
 import { hostname } from 'node:os';
 import Anthropic from '@anthropic-ai/sdk';
 import { createNatsBus } from '@chunklog/bus';
-import { createLogger, runUntilSignal, startStep } from '@chunklog/runtime';
+import {
+  chunklogVersion,
+  createLogger,
+  registerProcessMetrics,
+  runUntilSignal,
+  startStep,
+  startTracing,
+} from '@chunklog/runtime';
 import { createPostgresStore } from '@chunklog/store';
 import { modelClientOptions, parseWorkerConfig } from './config/worker-config';
 import { serveWorkerMetrics } from './metrics/metrics-server';
@@ -19,9 +26,12 @@ const SERVICE = 'worker';
 const config = await startStep(SERVICE, 'environment', () => parseWorkerConfig(process.env));
 const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
 const logger = createLogger({ service: 'agent-worker', level: config.LOG_LEVEL });
+// First: everything built after this traces into it (docs/architecture.md, "Tracing").
+const tracing = await startTracing({ serviceName: 'chunklog-worker' });
 
 // One registry: the worker's figures and the store's group-commit histograms on one /metrics.
 const metrics = createWorkerMetrics();
+registerProcessMetrics(metrics.registry, { version: chunklogVersion() });
 const store = createPostgresStore({ url: config.DATABASE_URL, metricsRegistry: metrics.registry });
 await startStep(SERVICE, 'Postgres (DATABASE_URL)', () => store.migrate());
 const bus = await startStep(SERVICE, 'NATS (NATS_URL)', () =>
@@ -67,7 +77,15 @@ const metricsServer =
         }),
       );
 if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, 'metrics served');
-logger.info({ workerId, model: config.MODEL, leaseMs: config.LEASE_MS }, 'agent worker ready');
+logger.info(
+  {
+    workerId,
+    model: config.MODEL,
+    leaseMs: config.LEASE_MS,
+    tracing: tracing.enabled ? 'on' : `off (${tracing.offReason})`,
+  },
+  'agent worker ready',
+);
 
 void runUntilSignal({
   logger,
@@ -77,5 +95,6 @@ void runUntilSignal({
     await metricsServer?.close();
     await bus.close();
     await store.close();
+    await tracing.shutdown();
   },
 });

@@ -2,7 +2,7 @@
  * `npm start`: chunklog in one process on embedded defaults (PGlite, in-process bus, the
  * simulator as the model unless ANTHROPIC_API_KEY is set), bound to 127.0.0.1.
  */
-import { createLogger, runUntilSignal, startStep } from '@chunklog/runtime';
+import { createLogger, runUntilSignal, startStep, startTracing } from '@chunklog/runtime';
 import { parseAllInOneConfig } from './all-in-one-config';
 import { startAllInOne } from './start-all-in-one';
 
@@ -10,13 +10,21 @@ const config = await startStep('all-in-one', 'environment', () => parseAllInOneC
 // No `service` at the root: the gateway, the worker and the simulator each bind theirs.
 const logger = createLogger({ level: config.LOG_LEVEL });
 const log = logger.child({ service: 'all-in-one' });
+// Before the services are built, so everything traces into it (docs/architecture.md, "Tracing").
+const tracing = await startTracing({ serviceName: 'chunklog-all-in-one' });
 const app = await startStep('all-in-one', 'start-up', () => startAllInOne(config, { logger }));
 
 const model = app.simulatorUrl
   ? `the built-in simulator (${app.simulatorUrl}); set ANTHROPIC_API_KEY for the real API`
   : `${config.MODEL} via the Anthropic API`;
 log.info(
-  { url: app.url, dataDir: config.DATA_DIR, model, auth: app.authOff ? 'off' : 'keys' },
+  {
+    url: app.url,
+    dataDir: config.DATA_DIR,
+    model,
+    auth: app.authOff ? 'off' : 'keys',
+    tracing: tracing.enabled ? 'on' : `off (${tracing.offReason})`,
+  },
   'chunklog is running',
 );
 
@@ -37,4 +45,11 @@ Try it:
 
 `);
 
-await runUntilSignal({ logger: log, stop: app.close, timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+await runUntilSignal({
+  logger: log,
+  async stop() {
+    await app.close();
+    await tracing.shutdown();
+  },
+  timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+});

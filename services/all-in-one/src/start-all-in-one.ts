@@ -6,7 +6,7 @@ import { createWorker, createWorkerMetrics } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
-import { createLogger } from '@chunklog/runtime';
+import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
 import { createPgliteStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import { type AllInOneConfig, isLoopbackHost, pgliteTemplatesFolder } from './all-in-one-config';
@@ -50,6 +50,7 @@ export async function startAllInOne(
   // figures (append latency above all) and the store's group commit too. Worker names are
   // prefixed chunklog_worker_ and the store's chunklog_store_, so none collide.
   const metrics = createWorkerMetrics();
+  registerProcessMetrics(metrics.registry, { version: chunklogVersion() });
   let store: ReturnType<typeof createPgliteStore>;
   try {
     store = createPgliteStore({

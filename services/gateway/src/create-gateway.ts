@@ -1,4 +1,4 @@
-import type { Bus, Subscription } from '@chunklog/bus';
+import type { Bus } from '@chunklog/bus';
 import type { ChunkStore } from '@chunklog/store';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
@@ -25,10 +25,10 @@ import { errorHandlerPlugin, sendError, toHttpError } from './http/error-handler
 import { gatewayVersion } from './http/gateway-version';
 import { openApiRegistry } from './http/openapi-registry';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
+import { tracingPlugin } from './http/tracing-plugin';
 import { withoutUnusedInputComponents } from './http/unused-components';
 import { webAppPlugin } from './http/web-app-plugin';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
-import { observeTurns } from './metrics/turn-metrics';
 import { chunkRoutes } from './routes/chunk-routes';
 import type { GatewayContext } from './routes/gateway-context';
 import { healthRoutes } from './routes/health-routes';
@@ -103,6 +103,8 @@ export async function createGateway(options: GatewayOptions) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });
+  // Before every route, so each handler runs inside its request's span.
+  await app.register(tracingPlugin);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Many JSON clients send `content-type: application/json` on every request: an empty body is
@@ -168,12 +170,7 @@ export async function createGateway(options: GatewayOptions) {
       await options.store.createTenant({ name: 'local', id: localTenantId });
     });
   }
-  let turnObserver: Subscription | null = null;
-  app.addHook('onReady', async () => {
-    turnObserver = await observeTurns(options.bus, metrics);
-  });
   app.addHook('onClose', async () => {
-    await turnObserver?.stop().catch(() => undefined);
     await context.hub.close();
   });
 

@@ -100,6 +100,10 @@ describe('npm run start:gateway (main.ts)', () => {
 
     it('migrates, bootstraps API_KEYS, serves, and shuts down ending streams with a final event', async () => {
       expect((await fetch(`${baseUrl}/readyz`)).status).toBe(200);
+      const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+      expect(metrics).toContain(`chunklog_build_info{version="0.1.0",node="${process.version}"} 1`);
+      expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
+      expect(metrics).toMatch(/^process_resident_memory_bytes \d/m);
       expect((await fetch(`${baseUrl}/v1/tabs`)).status).toBe(401);
       const created = await fetch(`${baseUrl}/v1/tabs`, {
         method: 'POST',

@@ -4,9 +4,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createNatsBus } from '@chunklog/bus';
-import { createLogger, runUntilSignal, startStep } from '@chunklog/runtime';
+import {
+  chunklogVersion,
+  createLogger,
+  registerProcessMetrics,
+  runUntilSignal,
+  startStep,
+  startTracing,
+} from '@chunklog/runtime';
 import { createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
+import { Registry } from 'prom-client';
 import { bootstrapApiKeys } from './auth/bootstrap-api-keys';
 import { parseGatewayConfig } from './config/gateway-config';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
@@ -14,6 +22,10 @@ import { createGateway } from './create-gateway';
 
 const config = await startStep('gateway', 'environment', () => parseGatewayConfig(process.env));
 const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
+// First: everything built after this traces into it (docs/architecture.md, "Tracing").
+const tracing = await startTracing({ serviceName: 'chunklog-gateway' });
+const metricsRegistry = new Registry();
+registerProcessMetrics(metricsRegistry, { version: chunklogVersion() });
 
 /** How long a request waits for a database connection before it is answered 503. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -48,6 +60,7 @@ const app = await createGateway({
   // Services mode always checks keys: auth may be off only in the all-in-one mode on loopback.
   auth: { mode: 'keys' },
   logger,
+  metricsRegistry,
   limits: { requestsPerMinute: config.RATE_LIMIT_PER_MINUTE },
   ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
@@ -71,7 +84,19 @@ if (!config.API_KEYS) {
 
 const address = await app.listen({ host: config.HOST, port: config.PORT });
 logger.info(`chunklog gateway listening on ${address} (API keys required)`);
+logger.info(
+  tracing.enabled ? { tracing: 'on' } : { tracing: 'off', reason: tracing.offReason },
+  'tracing',
+);
 
 // In-flight requests finish and streams get their final event; a stuck client cannot hold the
 // process past the timeout.
-await runUntilSignal({ logger, stop: () => app.close(), timeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+await runUntilSignal({
+  logger,
+  async stop() {
+    await app.close();
+    // Last: the spans of the requests that just finished go out before the process ends.
+    await tracing.shutdown();
+  },
+  timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+});

@@ -1,4 +1,6 @@
 import { type Chunk, type ChunkPage, type NewChunk, NotFoundError } from '@chunklog/chunk-core';
+import { inSpan } from '@chunklog/runtime';
+import { SpanKind } from '@opentelemetry/api';
 import { z } from 'zod';
 import { type BigintValue, maxPageLimit, parse, requireTabId } from '../input';
 import type { RunStatement } from '../sql-client';
@@ -62,7 +64,21 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
     async append(tabId, chunks, options) {
       const id = requireTabId(tabId);
       const { chunksJson, chunkIds, expectedSeq } = validateAppend(id, chunks, options);
-      return groupCommit.append({ tabId: id, chunksJson, chunkIds, expectedSeq });
+      // One span per append, whether it commits alone or in a group commit's batch (the batch's
+      // size is on the span): the trace shows each writer's wait and commit.
+      return inSpan(
+        'chunklog.store.append',
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'db.system.name': 'postgresql',
+            'db.operation.name': 'chunklog_append',
+            'chunklog.tab_id': id,
+            'chunklog.append.chunks': chunkIds.length,
+          },
+        },
+        () => groupCommit.append({ tabId: id, chunksJson, chunkIds, expectedSeq }),
+      );
     },
 
     async page(tabId, options): Promise<ChunkPage> {

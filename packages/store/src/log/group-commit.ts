@@ -1,4 +1,5 @@
 import type { Chunk } from '@chunklog/chunk-core';
+import { type Span, trace } from '@opentelemetry/api';
 import { mapDatabaseError, sqlState } from '../map-database-error';
 import type { SqlClient } from '../sql-client';
 import type { AppendMetrics } from './append-metrics';
@@ -17,6 +18,8 @@ export interface AppendRequest {
 interface Waiting extends AppendRequest {
   bytes: number;
   queuedAt: number;
+  /** The caller's append span, told the batch it committed in. */
+  span: Span | undefined;
   resolve(chunks: Chunk[]): void;
   reject(error: unknown): void;
 }
@@ -149,6 +152,10 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
       for (const item of batch) {
         busyTabs.add(item.tabId);
         options.metrics.queueWait((started - item.queuedAt) / 1000);
+        item.span?.setAttributes({
+          'chunklog.append.batch_size': batch.length,
+          'chunklog.append.queue_wait_ms': started - item.queuedAt,
+        });
       }
       options.metrics.batch(batch.length);
       const run = batch.length === 1 ? settleOne(batch[0]!) : runBatch(batch);
@@ -186,6 +193,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
           ...request,
           bytes: request.chunksJson.length,
           queuedAt: performance.now(),
+          span: trace.getActiveSpan(),
           resolve,
           reject,
         });

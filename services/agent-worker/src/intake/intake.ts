@@ -5,7 +5,9 @@ import {
   MessageCommandSchema,
   NotFoundError,
 } from '@chunklog/chunk-core';
+import { inSpan } from '@chunklog/runtime';
 import type { ChunkStore } from '@chunklog/store';
+import { type Span, SpanKind } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { StoreHealth } from '../health/store-health';
 import { untilStoreAnswers } from '../health/wait-out-outage';
@@ -31,7 +33,24 @@ export function createIntake(deps: {
   stopping: () => boolean;
 }): (item: WorkItem) => Promise<void> {
   const { store, logger, claim } = deps;
-  return async (item) => {
+  // A span per delivery, in the trace of the request that enqueued the message (the bus runs
+  // this handler in it); the turn the claim launches is its child.
+  return (item) =>
+    inSpan(
+      'chunklog.intake',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'messaging.system': 'nats',
+          'messaging.operation.type': 'process',
+          'messaging.destination.name': 'intake',
+          'chunklog.delivery_count': item.deliveryCount,
+        },
+      },
+      (span) => handle(item, span),
+    );
+
+  async function handle(item: WorkItem, span: Span): Promise<void> {
     const parsed = MessageCommandSchema.safeParse(item.data);
     if (!parsed.success) {
       logger.error({ err: parsed.error }, 'malformed intake message dropped');
@@ -39,6 +58,7 @@ export function createIntake(deps: {
       return;
     }
     const { tabId, chunkId, text, mode, cancelGeneration } = parsed.data;
+    span.setAttributes({ 'chunklog.tab_id': tabId, 'chunklog.chunk_id': chunkId });
     try {
       // Idempotent by chunkId: a redelivered message finds itself stored and changes nothing.
       // Items are stored concurrently (here and by other workers), so one accepted later can be
@@ -83,7 +103,7 @@ export function createIntake(deps: {
     }
     await item.ack();
     await claim(tabId);
-  };
+  }
 
   async function refuse(item: WorkItem, tabId: string, chunkId: string, error: unknown) {
     let recorded = false;

@@ -8,8 +8,9 @@ export type ModelStepOutcome = 'finished' | 'failed' | 'aborted';
 
 /**
  * The worker's Prometheus instruments. Every name starts with `chunklog_worker_` so the
- * all-in-one process can put them on the gateway's registry without a collision (the gateway
- * owns `chunklog_turns_total` and `chunklog_model_tokens_total`, counted from turn-done events).
+ * all-in-one process can put them on the gateway's registry without a collision. Turns and
+ * tokens are counted here, once per turn by the worker that ran it: summed over the workers of
+ * a deployment they are the deployment's.
  */
 export interface WorkerMetrics {
   registry: Registry;

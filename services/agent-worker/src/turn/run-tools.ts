@@ -1,6 +1,8 @@
 import { toolResultChunk } from '@chunklog/chunk-core';
+import { inSpan } from '@chunklog/runtime';
 import { secondsSince, type ToolCallOutcome } from '../metrics/worker-metrics';
 import type { ToolOutcome } from '../tools/tool-registry';
+import { GEN_AI } from '../tracing/gen-ai-attributes';
 import { untilSettledOrAborted } from './abortable';
 import type { StepToolCall } from './stream-step';
 import type { RunningTurn } from './turn';
@@ -20,48 +22,56 @@ export async function runTools(
   const { metrics, newId } = turn.deps;
   const signal = turn.cancel.signal;
   const all = Promise.all(
-    calls.map(async (call) => {
-      const startedAt = performance.now();
-      const outcome: ToolOutcome =
-        call.invalidInput === undefined
-          ? await tools.run(call.name, call.arguments, {
-              tabId: session.tabId,
-              turnId,
-              callId: call.callId,
-              signal,
-            })
-          : {
-              result: `The tool input was not a JSON object: ${call.invalidInput.slice(0, 500)}`,
-              isError: true,
-            };
-      if (metrics) {
+    calls.map((call) => {
+      // Names come from the model, and MCP tools' from any tab's servers: only the worker's
+      // own become labels and span names, to bound cardinality.
+      const tool = turn.deps.tools.has(call.name)
+        ? call.name
+        : tools.has(call.name)
+          ? 'mcp'
+          : 'unknown';
+      const attributes = {
+        [GEN_AI.operationName]: 'execute_tool',
+        [GEN_AI.toolName]: call.name,
+        [GEN_AI.toolCallId]: call.callId,
+        'chunklog.tab_id': session.tabId,
+        'chunklog.turn_id': turnId,
+      };
+      return inSpan(`execute_tool ${tool}`, { attributes }, async (span) => {
+        const startedAt = performance.now();
+        const outcome: ToolOutcome =
+          call.invalidInput === undefined
+            ? await tools.run(call.name, call.arguments, {
+                tabId: session.tabId,
+                turnId,
+                callId: call.callId,
+                signal,
+              })
+            : {
+                result: `The tool input was not a JSON object: ${call.invalidInput.slice(0, 500)}`,
+                isError: true,
+              };
         const toolOutcome: ToolCallOutcome = signal.aborted
           ? 'cancelled'
           : outcome.isError
             ? 'error'
             : 'ok';
-        // Names come from the model, and MCP tools' from any tab's servers: only the worker's
-        // own become labels, to bound cardinality.
-        const tool = turn.deps.tools.has(call.name)
-          ? call.name
-          : tools.has(call.name)
-            ? 'mcp'
-            : 'unknown';
-        metrics.toolSeconds.observe({ tool, outcome: toolOutcome }, secondsSince(startedAt));
-      }
-      // A cancelled turn answers its calls itself; a late result must not land after that.
-      if (signal.aborted) return;
-      await session.append([
-        toolResultChunk(
-          { id: newId(), turnId, step },
-          {
-            callId: call.callId,
-            name: call.name,
-            result: outcome.result,
-            isError: outcome.isError,
-          },
-        ),
-      ]);
+        span.setAttribute('chunklog.tool.outcome', toolOutcome);
+        metrics?.toolSeconds.observe({ tool, outcome: toolOutcome }, secondsSince(startedAt));
+        // A cancelled turn answers its calls itself; a late result must not land after that.
+        if (signal.aborted) return;
+        await session.append([
+          toolResultChunk(
+            { id: newId(), turnId, step },
+            {
+              callId: call.callId,
+              name: call.name,
+              result: outcome.result,
+              isError: outcome.isError,
+            },
+          ),
+        ]);
+      });
     }),
   );
   await untilSettledOrAborted(all, signal);

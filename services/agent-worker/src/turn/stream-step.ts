@@ -13,8 +13,10 @@ import {
   type ToolCallData,
   type Usage,
 } from '@chunklog/chunk-core';
+import { inSpan, recordSpanError } from '@chunklog/runtime';
 import type { TabSession } from '../holding/tab-session';
 import { type ModelStepOutcome, secondsSince, type WorkerMetrics } from '../metrics/worker-metrics';
+import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
 import type { PromptMemory } from './prompt-memory';
 
 /** A tool call the model made in this step; `invalidInput` when its input was not a JSON object. */
@@ -49,7 +51,40 @@ export class StreamEndedEarlyError extends Error {
  * seal at once. Each seal is appended (fenced) before the next event is read, so the log order
  * is the stream order, and its chunk-seal event goes out only after the commit.
  */
-export async function streamStep(input: {
+export function streamStep(input: StreamStepInput): Promise<StreamStepResult> {
+  // The model step's span, with the GenAI attributes; the SDK's own `anthropic.messages.create`
+  // span (the HTTP call, with the SDK's view of the same usage) is its child.
+  return inSpan(
+    'chunklog.model_step',
+    {
+      attributes: {
+        [GEN_AI.system]: 'anthropic',
+        [GEN_AI.providerName]: 'anthropic',
+        [GEN_AI.operationName]: 'chat',
+        [GEN_AI.requestModel]: input.request.model,
+        [GEN_AI.requestMaxTokens]: input.request.max_tokens,
+        [GEN_AI.conversationId]: input.session.tabId,
+        'chunklog.tab_id': input.session.tabId,
+        'chunklog.turn_id': input.turnId,
+        'chunklog.step': input.step,
+      },
+    },
+    async (span) => {
+      const result = await streamModel(input);
+      span.setAttributes({
+        'chunklog.step.outcome': result.outcome,
+        ...usageAttributes(result.usage),
+      });
+      if (result.outcome === 'finished' && result.stopReason !== null) {
+        span.setAttribute(GEN_AI.responseFinishReasons, [result.stopReason]);
+      }
+      if (result.outcome === 'failed') recordSpanError(span, result.error);
+      return result;
+    },
+  );
+}
+
+interface StreamStepInput {
   anthropic: Anthropic;
   /** The request body without `stream` (built from the log). */
   request: Anthropic.MessageCreateParamsNonStreaming;
@@ -61,7 +96,9 @@ export async function streamStep(input: {
   metrics?: WorkerMetrics;
   /** The tab's latest step response: read for diagnostics, written when this one finishes. */
   prompts: PromptMemory;
-}): Promise<StreamStepResult> {
+}
+
+async function streamModel(input: StreamStepInput): Promise<StreamStepResult> {
   const { anthropic, request, signal, session, turnId, step, newId, metrics, prompts } = input;
   const tabId = session.tabId;
   const idsByIndex = new Map<number, string>();

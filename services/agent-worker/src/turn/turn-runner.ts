@@ -1,8 +1,10 @@
 import { emptyUsage, type TabConfig, type TurnDoneReason } from '@chunklog/chunk-core';
+import { inSpan } from '@chunklog/runtime';
 import type { CancelWatch } from '../holding/cancel-watch';
 import { LeaseLostError, type TabSession } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { combineToolSets } from '../tools/combine-tool-sets';
+import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
 import { compactionSettings, compactTab, wouldPassThreshold } from './compact';
 import { callModel, offeredTools } from './model-step';
 import {
@@ -32,14 +34,38 @@ import {
  * on NATS still stops the turn (the opening user chunk is written first: an accepted message is
  * never lost). Throws LeaseLostError when another worker took the tab: then it must not write.
  */
-export async function runTurn(input: {
+export function runTurn(input: TurnInput): Promise<TurnOutcome> {
+  return inSpan(
+    'chunklog.turn',
+    {
+      attributes: {
+        'chunklog.tab_id': input.session.tabId,
+        'chunklog.turn_id': input.turnId,
+        'chunklog.turn.start': input.start.kind,
+        [GEN_AI.conversationId]: input.session.tabId,
+      },
+    },
+    async (span) => {
+      const outcome = await runTurnSteps(input);
+      span.setAttributes({
+        'chunklog.turn.reason': outcome.reason,
+        ...usageAttributes(outcome.usage),
+      });
+      return outcome;
+    },
+  );
+}
+
+interface TurnInput {
   deps: TurnDependencies;
   session: TabSession;
   config: TabConfig;
   turnId: string;
   start: TurnStart;
   cancel: CancelWatch;
-}): Promise<TurnOutcome> {
+}
+
+async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
   const { deps, session, turnId, start } = input;
   const turn: RunningTurn = { ...input, tools: deps.tools, usage: emptyUsage() };
   const tabId = session.tabId;

@@ -2,7 +2,12 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type StreamTransport = 'sse' | 'ws';
 
-/** The gateway's Prometheus instruments, on a registry that composed services may add to. */
+/**
+ * The gateway's Prometheus instruments, on a registry that composed services may add to. Each
+ * counts what this gateway did itself (requests it answered, events it relayed, streams it cut),
+ * so summing over the gateways of a deployment is right; turns and tokens are counted by the
+ * workers that run them (`chunklog_worker_*`).
+ */
 export interface GatewayMetrics {
   registry: Registry;
   httpRequests: Counter<'method' | 'route' | 'status'>;
@@ -10,8 +15,6 @@ export interface GatewayMetrics {
   streamConnections: Gauge<'transport'>;
   eventsRelayed: Counter<'transport' | 'event'>;
   streamsCutOff: Counter<'transport' | 'reason'>;
-  turns: Counter<'reason'>;
-  modelTokens: Counter<'kind'>;
   sealDelay: Histogram;
 }
 
@@ -47,18 +50,6 @@ export function createGatewayMetrics(registry = new Registry()): GatewayMetrics 
       name: 'chunklog_streams_cut_off_total',
       help: 'Streams ended by the gateway, by reason (slow_client, shutdown, error)',
       labelNames: ['transport', 'reason'],
-      registers: [registry],
-    }),
-    turns: new Counter({
-      name: 'chunklog_turns_total',
-      help: 'Turns finished (turn-done events seen on the bus, every tab), by reason',
-      labelNames: ['reason'],
-      registers: [registry],
-    }),
-    modelTokens: new Counter({
-      name: 'chunklog_model_tokens_total',
-      help: 'Model tokens of finished turns, by kind (input, output, cache_read, cache_write)',
-      labelNames: ['kind'],
       registers: [registry],
     }),
     sealDelay: new Histogram({

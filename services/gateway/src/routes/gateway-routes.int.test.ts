@@ -437,15 +437,9 @@ describe.each(backends)('gateway routes on $name', (backend) => {
       expect(String(response.body)).toContain('chunklog_stream_connections');
     });
 
-    it('counts turns and model tokens, cache reads and writes included, from turn-done events', async () => {
-      const value = async (name: 'turns' | 'modelTokens', label: string) => {
-        const metric = await gateway.app.gatewayMetrics[name].get();
-        return (
-          metric.values.find((entry) => Object.values(entry.labels).includes(label))?.value ?? 0
-        );
-      };
-      const turnsBefore = await value('turns', 'completed');
-      const cacheReadBefore = await value('modelTokens', 'cache_read');
+    it('leaves turns and tokens to the workers: a turn-done it relays counts nowhere here', async () => {
+      // Every gateway hears every turn-done; counting them here would multiply each turn by the
+      // number of gateways in a deployment's sum.
       const tabId = await gateway.createTab();
       const driver = new TurnDriver(gateway.backend.store, gateway.backend.bus, tabId);
       await driver.startTurn();
@@ -456,14 +450,9 @@ describe.each(backends)('gateway routes on $name', (backend) => {
         cacheCreationInputTokens: 30,
       });
       await driver.close();
-      for (let attempt = 0; attempt < 100; attempt++) {
-        if ((await value('modelTokens', 'cache_read')) > cacheReadBefore) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(await value('turns', 'completed')).toBeGreaterThanOrEqual(turnsBefore + 1);
-      expect(await value('modelTokens', 'cache_read')).toBe(cacheReadBefore + 700);
       const text = String((await gateway.request('GET', '/metrics', { key: null })).body);
-      expect(text).toMatch(/chunklog_model_tokens_total\{kind="cache_write"\} \d+/);
+      expect(text).toContain('chunklog_http_requests_total');
+      expect(text).not.toMatch(/chunklog_(turns|model_tokens)_total/);
     });
 
     it('serves the OpenAPI document with every route of the API', async () => {

@@ -5,7 +5,9 @@ import {
   NotFoundError,
   tabEventsSubject,
 } from '@chunklog/chunk-core';
+import { chunklogTracer } from '@chunklog/runtime';
 import type { ChunkStore } from '@chunklog/store';
+import type { Span } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** A validated live event, with its JSON encoded once however many clients receive it. */
@@ -136,10 +138,20 @@ export class TabEventHub {
       this.logger.warn({ subject, issues: parsed.error.issues.length }, 'dropped invalid event');
       return;
     }
+    // A seal's relay is a span of the trace that sealed it (the bus runs this in that context).
+    let relaySpan: Span | undefined;
     if (parsed.data.event === 'chunk-seal') {
       const chunk = parsed.data.data.chunk;
       entry.seenSeq = Math.max(entry.seenSeq, chunk.seq);
       this.onSealDelay?.(Math.max(0, Date.now() - chunk.createdAt) / 1000);
+      relaySpan = chunklogTracer().startSpan('chunklog.seal_relay', {
+        attributes: {
+          'chunklog.tab_id': chunk.tabId,
+          'chunklog.chunk_id': chunk.id,
+          'chunklog.seq': chunk.seq,
+          'chunklog.streams': entry.listeners.size,
+        },
+      });
     }
     let json: string | undefined;
     const event: HubEvent = {
@@ -150,5 +162,6 @@ export class TabEventHub {
       },
     };
     for (const listener of entry.listeners) listener.event(event);
+    relaySpan?.end();
   }
 }

@@ -1,0 +1,148 @@
+/**
+ * What tracing costs, on versus off in one run against the real Postgres and NATS, where the
+ * spans are exported over OTLP/HTTP in batches (the SDK's batch processor) to a receiver in this
+ * process, as they would be to a collector:
+ *
+ * - trace.gateway.latency_overhead.p50_ms.off / .on: gateway.latency_overhead.p50_ms (seal
+ *   published → SSE client p50, less the raw NATS publish → subscriber p50) of two gateway
+ *   processes on one database, one without tracing, one with; samples alternate between them,
+ *   so load on the shared machine hits both alike. The seals carry a `traceparent`, as a
+ *   worker's do, so the traced gateway records a relay span per seal.
+ * - trace.gateway.overhead_ratio: on ÷ off.
+ * - trace.store.append.per_s.off / .on: single-chunk `store.append` (group commit) at 8
+ *   appenders over 200 tabs, phases alternating over several rounds, tracing started and
+ *   stopped in this process between them (every append a span); the median of the phases.
+ * - trace.store.overhead_ratio: off ÷ on, the median over rounds of that round's ratio.
+ * - trace.overhead_ratio: the larger of the two ratios (goal ≤ 1.05).
+ */
+import { createNatsBus, natsLatency } from '@chunklog/bus';
+import { inSpan, startTracing, type Tracing } from '@chunklog/runtime';
+import { startOtlpReceiver } from '@chunklog/runtime/testing';
+import { createPostgresStore } from '@chunklog/store';
+import { textChunk } from '@chunklog/store/testing';
+import {
+  createTestDatabase,
+  testNatsUrl,
+  testPostgresUrl,
+  testSubjectPrefix,
+} from '@chunklog/test-infra';
+import { startGatewayProcess } from './gateway-process';
+import { median, percentile } from './percentile';
+import { openSealProbe } from './seal-probe';
+import { rate } from './timed-rate';
+
+const KEY = 'bench-key-0123456789';
+const LATENCY_SAMPLES = 400;
+const WARM_UP = 20;
+const APPENDERS = 8;
+const TABS = 200;
+const ROUNDS = 7;
+const PHASE_MS = 700;
+
+export default async function traceBench(): Promise<Record<string, number>> {
+  const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
+  if (!postgresUrl || !natsUrl) throw new Error('the trace bench needs Postgres and NATS');
+  const receiver = await startOtlpReceiver({ keepSpans: false });
+  const database = await createTestDatabase(postgresUrl);
+  const subjectPrefix = testSubjectPrefix();
+  const gatewayInput = { databaseUrl: database.url, natsUrl, subjectPrefix, key: KEY };
+  const untraced = await startGatewayProcess(gatewayInput);
+  const traced = await startGatewayProcess({
+    ...gatewayInput,
+    environment: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+  });
+  const store = createPostgresStore({ url: database.url, maxConnections: APPENDERS });
+  const bus = await createNatsBus({ servers: natsUrl, subjectPrefix, name: 'bench-worker' });
+  // The publisher traces too (without exporting), so its seals carry a traceparent.
+  let publisherTracing: Tracing | null = await startTracing({
+    serviceName: 'chunklog-bench',
+    spanProcessors: [],
+  });
+  try {
+    const nats = await natsLatency({ servers: natsUrl, samples: 1_000 });
+    const around = (publish: () => Promise<void>) => inSpan('bench.publish', {}, publish);
+    const probes = {
+      off: await openSealProbe({
+        baseUrl: untraced.baseUrl,
+        key: KEY,
+        tabId: await untraced.createTab(),
+        store,
+        bus,
+        around,
+      }),
+      on: await openSealProbe({
+        baseUrl: traced.baseUrl,
+        key: KEY,
+        tabId: await traced.createTab(),
+        store,
+        bus,
+        around,
+      }),
+    };
+    const durations = { off: [] as number[], on: [] as number[] };
+    for (let index = 0; index < LATENCY_SAMPLES + WARM_UP; index++) {
+      // Alternating which goes first, so neither always follows the other's work.
+      const order = index % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+      for (const mode of order) {
+        const duration = await probes[mode].sample();
+        if (index >= WARM_UP) durations[mode].push(duration);
+      }
+    }
+    probes.off.close();
+    probes.on.close();
+    await publisherTracing.shutdown();
+    publisherTracing = null;
+    const overhead = (samples: number[]) =>
+      percentile(
+        [...samples].sort((a, b) => a - b),
+        0.5,
+      ) - nats.p50Ms;
+    const gatewayOff = overhead(durations.off);
+    const gatewayOn = overhead(durations.on);
+
+    // The store in this process, its spans exported by the SDK's OTLP exporter, which reads
+    // the endpoint from the environment.
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
+    const tenant = await store.createTenant({ name: `bench-${subjectPrefix}` });
+    const tabs = await Promise.all(
+      Array.from({ length: TABS }, async () => (await store.createTab({ tenantId: tenant.id })).id),
+    );
+    const appendOne = async () => {
+      const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
+      await store.append(tabId, [textChunk(tabId, 'x'.repeat(200))]);
+      return 1;
+    };
+    const rates = { off: [] as number[], on: [] as number[] };
+    const ratios: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const off = await rate(PHASE_MS, APPENDERS, appendOne);
+      const tracing = await startTracing({ serviceName: 'chunklog-bench' });
+      const on = await rate(PHASE_MS, APPENDERS, appendOne);
+      await tracing.shutdown();
+      rates.off.push(off);
+      rates.on.push(on);
+      ratios.push(off / on);
+    }
+    const storeRatio = median(ratios);
+    const gatewayRatio = gatewayOn / gatewayOff;
+    console.log(`spans received: ${receiver.count()}`);
+
+    return {
+      'trace.gateway.latency_overhead.p50_ms.off': gatewayOff,
+      'trace.gateway.latency_overhead.p50_ms.on': gatewayOn,
+      'trace.gateway.overhead_ratio': gatewayRatio,
+      'trace.store.append.per_s.off': median(rates.off),
+      'trace.store.append.per_s.on': median(rates.on),
+      'trace.store.overhead_ratio': storeRatio,
+      'trace.overhead_ratio': Math.max(gatewayRatio, storeRatio),
+    };
+  } finally {
+    await publisherTracing?.shutdown();
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    await Promise.all([untraced.stop(), traced.stop()]);
+    await bus.close();
+    await store.close();
+    await database.drop();
+    await receiver.close();
+  }
+}
