@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkStore } from '../chunk-store';
+import { describeWebhookStoreContract } from './webhook-store-contract';
 
 export interface ContractOptions {
   /**
@@ -81,6 +82,8 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
     afterAll(async () => {
       await dispose?.();
     });
+
+    describeWebhookStoreContract(() => store);
 
     async function newTenant(): Promise<string> {
       return (await store.createTenant({ name: `tenant-${randomUUID()}` })).id;

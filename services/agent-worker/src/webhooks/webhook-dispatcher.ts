@@ -1,0 +1,124 @@
+import type { ClaimedWebhookDelivery, WebhookOutbox } from '@chunklog/store';
+import type { Logger } from 'pino';
+import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { sendWebhook } from './send-webhook';
+import type { WebhookDispatchOptions } from './webhook-dispatch-options';
+import { webhookRetryDelay } from './webhook-retry-delay';
+
+export interface WebhookDispatcher {
+  start(): void;
+  /** Stops polling and waits for the attempts in flight (each bounded by its timeout). */
+  stop(): Promise<void>;
+  /** Polls now: a turn just ended here and its deliveries are due. */
+  nudge(): void;
+}
+
+/**
+ * Sends the webhook outbox's due deliveries (docs/architecture.md, "Webhooks"). Every worker
+ * runs one; the outbox's claim lets several share the rows without sending one twice at once,
+ * and a claim that outlives its dispatcher lapses back into the outbox.
+ */
+export function createWebhookDispatcher(deps: {
+  outbox: WebhookOutbox;
+  logger: Logger;
+  options: WebhookDispatchOptions;
+  metrics: WorkerMetrics;
+  now?: () => number;
+  random?: () => number;
+}): WebhookDispatcher {
+  const { outbox, logger, options, metrics } = deps;
+  const now = deps.now ?? Date.now;
+  const batchSize = options.batchSize ?? 16;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = true;
+  let failing = false;
+
+  async function attempt(delivery: ClaimedWebhookDelivery): Promise<void> {
+    const sent = await sendWebhook(delivery, { timeoutMs: options.attemptTimeoutMs, now });
+    metrics.webhookAttempts.inc({ result: sent.delivered ? 'delivered' : 'failed' });
+    const result = sent.delivered
+      ? sent
+      : {
+          ...sent,
+          retryInMs: webhookRetryDelay(delivery.attempt, options.backoff, deps.random),
+          maxAgeMs: options.maxAgeMs,
+        };
+    const recorded = await outbox.recordWebhookAttempt(delivery.id, {
+      attempt: delivery.attempt,
+      result,
+    });
+    const fields = {
+      deliveryId: delivery.id,
+      messageId: delivery.messageId,
+      attempt: delivery.attempt,
+      statusCode: sent.statusCode,
+    };
+    if (!recorded) logger.warn(fields, 'webhook attempt outlived its claim; not recorded');
+    else if (sent.delivered) logger.debug(fields, 'webhook delivered');
+    else logger.info({ ...fields, error: sent.error }, 'webhook attempt failed');
+  }
+
+  /** Claims and sends until no due delivery is left. */
+  async function drain(): Promise<void> {
+    while (!stopped) {
+      const claimed = await outbox.claimWebhookDeliveries({
+        limit: batchSize,
+        leaseMs: 2 * options.attemptTimeoutMs,
+      });
+      await Promise.all(
+        claimed.map((delivery) =>
+          attempt(delivery).catch((error) =>
+            // The claim lapses and the delivery is tried again: at least once, maybe twice.
+            logger.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'),
+          ),
+        ),
+      );
+      if (claimed.length < batchSize) return;
+    }
+  }
+
+  function run(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    clearTimeout(timer);
+    running = drain()
+      .then(
+        () => {
+          failing = false;
+        },
+        (error) => {
+          // Said once per outage, not at every poll.
+          if (!failing) logger.warn({ err: error }, 'webhook outbox poll failed');
+          failing = true;
+        },
+      )
+      .finally(() => {
+        running = null;
+        if (stopped) return;
+        if (again) {
+          again = false;
+          run();
+        } else {
+          timer = setTimeout(run, options.pollMs);
+        }
+      });
+  }
+
+  return {
+    start() {
+      stopped = false;
+      run();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+    nudge: run,
+  };
+}
