@@ -1,0 +1,83 @@
+/**
+ * At least once across a crash: the worker process that ended a turn dies in the middle of the
+ * delivery, and another dispatcher delivers the event the turn's end put in the outbox.
+ */
+import { randomUUID } from 'node:crypto';
+import { sleep } from '@chunklog/test-infra';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { startWorkerProcess, useHarness } from '../testing/harness';
+import { startWebhookReceiver } from '../testing/webhook-receiver';
+
+const getHarness = useHarness();
+const secret = `whsec_${Buffer.from(randomUUID()).toString('base64')}`;
+
+describe('webhook delivery across a crash', () => {
+  it('is made by another dispatcher after the one that claimed it is killed mid-attempt', async (context) => {
+    const h = getHarness(context);
+    // The first request is never answered: the killed process was waiting on it.
+    const receiver = await startWebhookReceiver((count) =>
+      count === 1 ? new Promise<number>(() => {}) : 200,
+    );
+    h.onClose(() => void receiver.close());
+    const endpoint = await h.store.createWebhookEndpoint({
+      tenantId: h.tenantId,
+      url: receiver.url,
+      eventTypes: ['turn.completed'],
+      secret,
+    });
+    const { worker } = await startWorkerProcess(
+      h,
+      {
+        WORKER_ID: `webhook-crash-${randomUUID().slice(0, 8)}`,
+        // A claim lasts twice the attempt timeout: the second dispatcher waits at most that.
+        WEBHOOK_ATTEMPT_TIMEOUT_MS: '1500',
+        WEBHOOK_POLL_MS: '50',
+      },
+      /agent worker ready/,
+    );
+    const tab = await h.newTab();
+    await h.send(tab.id, 'Say a few words [[sim: words 6]]');
+
+    const first = await receiver.request(1);
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGKILL');
+    await exited;
+    const ended = await h.store.getTab(tab.id);
+    expect(ended.status).toBe('idle');
+    const [claimed] = await h.store.listWebhookDeliveries(endpoint.id, {
+      tenantId: h.tenantId,
+      limit: 10,
+    });
+    expect(claimed).toMatchObject({ status: 'pending', attempts: 1, deliveredAt: null });
+
+    await h.startWorker({
+      webhooks: {
+        pollMs: 50,
+        attemptTimeoutMs: 1_500,
+        backoff: { baseMs: 20, maxMs: 100 },
+        maxAgeMs: 60_000,
+      },
+    });
+    const second = await receiver.request(2);
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    const event = new Webhook(secret).verify(second.body, second.headers as Record<string, string>);
+    expect(event).toMatchObject({
+      type: 'turn.completed',
+      data: { tabId: tab.id, turnId: claimed!.turnId, reason: 'completed', lastSeq: ended.lastSeq },
+    });
+    let [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
+      tenantId: h.tenantId,
+      limit: 10,
+    });
+    for (let poll = 0; delivery?.status === 'pending' && poll < 100; poll++) {
+      await sleep(50);
+      [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
+        tenantId: h.tenantId,
+        limit: 10,
+      });
+    }
+    expect(delivery).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
+    expect(receiver.received).toHaveLength(2);
+  });
+});
