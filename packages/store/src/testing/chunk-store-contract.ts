@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkStore } from '../chunk-store';
+import { rejection } from './rejection';
 import { describeWebhookStoreContract } from './webhook-store-contract';
 
 export interface ContractOptions {
@@ -58,15 +59,6 @@ async function histogramCounts(registry: Registry, name: string, bound: number) 
     values.find((entry) => entry.metricName === `${name}_bucket` && entry.labels.le === bound)
       ?.value ?? 0;
   return { count, above: count - atOrBelow };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 export function describeChunkStoreContract(adapter: string, options: ContractOptions): void {

@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, type Usage } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import type { ChunkStore } from '../chunk-store';
+import type { WebhookAttemptResult } from '../webhooks/webhook-outbox';
+import { rejection } from './rejection';
 
 const secret = `whsec_${Buffer.from('a test secret of 32 bytes, ok!!!').toString('base64')}`;
 const usage: Usage = {
@@ -16,15 +18,6 @@ const usage: Usage = {
   cacheReadInputTokens: 3,
   cacheCreationInputTokens: 4,
 };
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -221,71 +214,62 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
       await store.deleteWebhookEndpoint(endpoint.id, { tenantId: tenant });
     });
 
-    it('retries a failed attempt, ignores a stale one, and records the delivery', async () => {
+    /** An endpoint of a new tenant with one delivery queued, and its reads and writes. */
+    async function oneQueuedDelivery() {
       const store = storeOf();
-      const tenant = await newTenant();
-      const endpoint = await newEndpoint(tenant);
-      await endTurn(tenant);
-      const [queued] = await store.listWebhookDeliveries(endpoint.id, {
-        tenantId: tenant,
-        limit: 1,
-      });
-      const claimMine = async (leaseMs: number) =>
-        (await store.claimWebhookDeliveries({ limit: 1000, leaseMs })).filter(
-          (delivery) => delivery.id === queued!.id,
-        );
+      const tenantId = await newTenant();
+      const endpoint = await newEndpoint(tenantId);
+      await endTurn(tenantId);
+      const latest = async () =>
+        (await store.listWebhookDeliveries(endpoint.id, { tenantId, limit: 1 }))[0]!;
+      const queued = await latest();
+      return {
+        queued,
+        latest,
+        /** What a claim of every due delivery got of this one. */
+        claim: async (leaseMs: number) =>
+          (await store.claimWebhookDeliveries({ limit: 1000, leaseMs })).filter(
+            (delivery) => delivery.id === queued.id,
+          ),
+        record: (attempt: number, result: WebhookAttemptResult) =>
+          store.recordWebhookAttempt(queued.id, { attempt, result }),
+        remove: () => store.deleteWebhookEndpoint(endpoint.id, { tenantId }),
+      };
+    }
 
-      const [first] = await claimMine(60_000);
+    it('retries a failed attempt, ignores a stale one, and records the delivery', async () => {
+      const delivery = await oneQueuedDelivery();
+      const [first] = await delivery.claim(60_000);
       expect(first?.attempt).toBe(1);
       // Claimed: no other dispatcher gets it while the lease lasts.
-      expect(await claimMine(60_000)).toEqual([]);
-      expect(
-        await store.recordWebhookAttempt(queued!.id, {
-          attempt: 1,
-          result: {
-            delivered: false,
-            statusCode: 500,
-            error: 'HTTP 500',
-            retryInMs: 0,
-            maxAgeMs: 3_600_000,
-          },
-        }),
-      ).toBe(true);
-      const [retrying] = await store.listWebhookDeliveries(endpoint.id, {
-        tenantId: tenant,
-        limit: 1,
-      });
+      expect(await delivery.claim(60_000)).toEqual([]);
+      const serverError = {
+        delivered: false,
+        statusCode: 500,
+        error: 'HTTP 500',
+        retryInMs: 0,
+        maxAgeMs: 3_600_000,
+      } as const;
+      expect(await delivery.record(1, serverError)).toBe(true);
+      const retrying = await delivery.latest();
       expect(retrying).toMatchObject({
         status: 'pending',
         attempts: 1,
         lastStatusCode: 500,
         lastError: 'HTTP 500',
       });
-      expect(retrying!.nextAttemptAt).not.toBeNull();
-      expect(retrying!.lastAttemptAt).not.toBeNull();
+      expect(retrying.nextAttemptAt).not.toBeNull();
+      expect(retrying.lastAttemptAt).not.toBeNull();
 
       // The second attempt's claim lapses (its dispatcher died); a third takes it over.
-      const [second] = await claimMine(1);
+      const [second] = await delivery.claim(1);
       expect(second?.attempt).toBe(2);
       await sleep(20);
-      const [third] = await claimMine(60_000);
+      const [third] = await delivery.claim(60_000);
       expect(third?.attempt).toBe(3);
-      expect(
-        await store.recordWebhookAttempt(queued!.id, {
-          attempt: 2,
-          result: { delivered: true, statusCode: 200 },
-        }),
-      ).toBe(false);
-      expect(
-        await store.recordWebhookAttempt(queued!.id, {
-          attempt: 3,
-          result: { delivered: true, statusCode: 204 },
-        }),
-      ).toBe(true);
-      const [delivered] = await store.listWebhookDeliveries(endpoint.id, {
-        tenantId: tenant,
-        limit: 1,
-      });
+      expect(await delivery.record(2, { delivered: true, statusCode: 200 })).toBe(false);
+      expect(await delivery.record(3, { delivered: true, statusCode: 204 })).toBe(true);
+      const delivered = await delivery.latest();
       expect(delivered).toMatchObject({
         status: 'delivered',
         attempts: 3,
@@ -293,47 +277,25 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
         lastError: null,
         nextAttemptAt: null,
       });
-      expect(delivered!.deliveredAt).not.toBeNull();
-      expect(await claimMine(60_000)).toEqual([]);
+      expect(delivered.deliveredAt).not.toBeNull();
+      expect(await delivery.claim(60_000)).toEqual([]);
       // Done: a late result changes nothing.
-      expect(
-        await store.recordWebhookAttempt(queued!.id, {
-          attempt: 3,
-          result: { delivered: false, statusCode: null, error: 'late', retryInMs: 0, maxAgeMs: 1 },
-        }),
-      ).toBe(false);
-      await store.deleteWebhookEndpoint(endpoint.id, { tenantId: tenant });
+      expect(await delivery.record(3, serverError)).toBe(false);
+      await delivery.remove();
     });
 
     it('marks a delivery failed once its next retry would pass the maximum age', async () => {
-      const store = storeOf();
-      const tenant = await newTenant();
-      const endpoint = await newEndpoint(tenant);
-      await endTurn(tenant);
-      const [queued] = await store.listWebhookDeliveries(endpoint.id, {
-        tenantId: tenant,
-        limit: 1,
-      });
-      const [claimed] = (
-        await store.claimWebhookDeliveries({ limit: 1000, leaseMs: 60_000 })
-      ).filter((delivery) => delivery.id === queued!.id);
-      expect(
-        await store.recordWebhookAttempt(queued!.id, {
-          attempt: claimed!.attempt,
-          result: {
-            delivered: false,
-            statusCode: null,
-            error: 'no answer within 100 ms',
-            retryInMs: 60_000,
-            maxAgeMs: 30_000,
-          },
-        }),
-      ).toBe(true);
-      const [failed] = await store.listWebhookDeliveries(endpoint.id, {
-        tenantId: tenant,
-        limit: 1,
-      });
-      expect(failed).toMatchObject({
+      const delivery = await oneQueuedDelivery();
+      const [claimed] = await delivery.claim(60_000);
+      const timeout = {
+        delivered: false,
+        statusCode: null,
+        error: 'no answer within 100 ms',
+        retryInMs: 60_000,
+        maxAgeMs: 30_000,
+      } as const;
+      expect(await delivery.record(claimed!.attempt, timeout)).toBe(true);
+      expect(await delivery.latest()).toMatchObject({
         status: 'failed',
         attempts: 1,
         lastStatusCode: null,
@@ -341,7 +303,7 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
         nextAttemptAt: null,
         deliveredAt: null,
       });
-      await store.deleteWebhookEndpoint(endpoint.id, { tenantId: tenant });
+      await delivery.remove();
     });
 
     it('never hands one delivery to two concurrent claims', async () => {
@@ -368,17 +330,9 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
     });
 
     it('deletes pending deliveries with their endpoint', async () => {
-      const store = storeOf();
-      const tenant = await newTenant();
-      const endpoint = await newEndpoint(tenant);
-      await endTurn(tenant);
-      const [queued] = await store.listWebhookDeliveries(endpoint.id, {
-        tenantId: tenant,
-        limit: 1,
-      });
-      await store.deleteWebhookEndpoint(endpoint.id, { tenantId: tenant });
-      const claimed = await store.claimWebhookDeliveries({ limit: 1000, leaseMs: 60_000 });
-      expect(claimed.map((delivery) => delivery.id)).not.toContain(queued!.id);
+      const delivery = await oneQueuedDelivery();
+      await delivery.remove();
+      expect(await delivery.claim(60_000)).toEqual([]);
     });
   });
 }
