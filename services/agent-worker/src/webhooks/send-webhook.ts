@@ -9,11 +9,11 @@ export type SendResult =
 /**
  * Posts one delivery, signed for this attempt's timestamp. Any 2xx delivers; anything else
  * (another status, a redirect, which is not followed, a network error, no answer within
- * `timeoutMs`) is a failure to retry.
+ * `timeoutMs`, `signal` aborting it) is a failure to retry.
  */
 export async function sendWebhook(
   delivery: ClaimedWebhookDelivery,
-  options: { timeoutMs: number; now: () => number },
+  options: { timeoutMs: number; now: () => number; signal: AbortSignal },
 ): Promise<SendResult> {
   const body = JSON.stringify(delivery.event);
   const timestamp = Math.floor(options.now() / 1000);
@@ -34,7 +34,7 @@ export async function sendWebhook(
       },
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(options.timeoutMs),
+      signal: AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]),
     });
     // The answer's body is not read: only the status counts, and the connection is let go.
     await response.body?.cancel().catch(() => {});
@@ -47,7 +47,11 @@ export async function sendWebhook(
     return {
       delivered: false,
       statusCode: null,
-      error: timedOut ? `no answer within ${options.timeoutMs} ms` : describeFetchError(error),
+      error: timedOut
+        ? `no answer within ${options.timeoutMs} ms`
+        : options.signal.aborted
+          ? 'abandoned: the dispatcher stopped'
+          : describeFetchError(error),
     };
   }
 }

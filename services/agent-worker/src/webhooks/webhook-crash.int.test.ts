@@ -1,6 +1,7 @@
 /**
- * At least once across a crash: the worker process that ended a turn dies in the middle of the
- * delivery, and another dispatcher delivers the event the turn's end put in the outbox.
+ * At least once across a crash or a stop: the worker that ended a turn dies, or stops, in the
+ * middle of the delivery, and another dispatcher delivers the event the turn's end put in the
+ * outbox.
  */
 import { randomUUID } from 'node:crypto';
 import { sleep } from '@chunklog/test-infra';
@@ -11,8 +12,14 @@ import { startWebhookReceiver } from '../testing/webhook-receiver';
 
 const getHarness = useHarness();
 const secret = `whsec_${Buffer.from(randomUUID()).toString('base64')}`;
+const quickRetries = {
+  pollMs: 50,
+  attemptTimeoutMs: 1_500,
+  backoff: { baseMs: 20, maxMs: 100 },
+  maxAgeMs: 60_000,
+};
 
-describe('webhook delivery across a crash', () => {
+describe('webhook delivery across a crash or a stop', () => {
   it('is made by another dispatcher after the one that claimed it is killed mid-attempt', async (context) => {
     const h = getHarness(context);
     // The first request is never answered: the killed process was waiting on it.
@@ -51,14 +58,7 @@ describe('webhook delivery across a crash', () => {
     });
     expect(claimed).toMatchObject({ status: 'pending', attempts: 1, deliveredAt: null });
 
-    await h.startWorker({
-      webhooks: {
-        pollMs: 50,
-        attemptTimeoutMs: 1_500,
-        backoff: { baseMs: 20, maxMs: 100 },
-        maxAgeMs: 60_000,
-      },
-    });
+    const rescuer = await h.startWorker({ webhooks: quickRetries });
     const second = await receiver.request(2);
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
     const event = new Webhook(secret).verify(second.body, second.headers as Record<string, string>);
@@ -79,5 +79,56 @@ describe('webhook delivery across a crash', () => {
     }
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
     expect(receiver.received).toHaveLength(2);
+    // The next case needs its own workers to be the only dispatchers.
+    await rescuer.stop();
+  });
+
+  it('is abandoned by a stopping worker, without waiting out the attempt, and retried by another', async (context) => {
+    const h = getHarness(context);
+    const receiver = await startWebhookReceiver((count) =>
+      count === 1 ? new Promise<number>(() => {}) : 200,
+    );
+    h.onClose(() => void receiver.close());
+    const endpoint = await h.store.createWebhookEndpoint({
+      tenantId: h.tenantId,
+      url: receiver.url,
+      eventTypes: ['turn.completed'],
+      secret,
+    });
+    // Longer than the test may run: only the stop can end this attempt.
+    const stopping = await h.startWorker({
+      webhooks: { ...quickRetries, attemptTimeoutMs: 300_000 },
+    });
+    const tab = await h.newTab();
+    await h.send(tab.id, 'A few words [[sim: words 4]]');
+    await receiver.request(1);
+    await stopping.stop();
+    const [abandoned] = await h.store.listWebhookDeliveries(endpoint.id, {
+      tenantId: h.tenantId,
+      limit: 1,
+    });
+    expect(abandoned).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastStatusCode: null,
+      lastError: 'abandoned: the dispatcher stopped',
+    });
+
+    const rescuer = await h.startWorker({ webhooks: quickRetries });
+    const second = await receiver.request(2);
+    expect(second.headers['webhook-id']).toBe(abandoned!.messageId);
+    let [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
+      tenantId: h.tenantId,
+      limit: 1,
+    });
+    for (let poll = 0; delivery?.status === 'pending' && poll < 100; poll++) {
+      await sleep(50);
+      [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
+        tenantId: h.tenantId,
+        limit: 1,
+      });
+    }
+    expect(delivery).toMatchObject({ status: 'delivered', attempts: 2 });
+    await rescuer.stop();
   });
 });

@@ -7,7 +7,10 @@ import { webhookRetryDelay } from './webhook-retry-delay';
 
 export interface WebhookDispatcher {
   start(): void;
-  /** Stops polling and waits for the attempts in flight (each bounded by its timeout). */
+  /**
+   * Stops polling and abandons the attempts in flight (each is recorded as failed, to be retried
+   * by any dispatcher), so a hanging receiver never holds up a shutdown.
+   */
   stop(): Promise<void>;
   /** Polls now: a turn just ended here and its deliveries are due. */
   nudge(): void;
@@ -34,9 +37,14 @@ export function createWebhookDispatcher(deps: {
   let again = false;
   let stopped = true;
   let failing = false;
+  let stopping = new AbortController();
 
   async function attempt(delivery: ClaimedWebhookDelivery): Promise<void> {
-    const sent = await sendWebhook(delivery, { timeoutMs: options.attemptTimeoutMs, now });
+    const sent = await sendWebhook(delivery, {
+      timeoutMs: options.attemptTimeoutMs,
+      now,
+      signal: stopping.signal,
+    });
     metrics.webhookAttempts.inc({ result: sent.delivered ? 'delivered' : 'failed' });
     const result = sent.delivered
       ? sent
@@ -112,11 +120,13 @@ export function createWebhookDispatcher(deps: {
   return {
     start() {
       stopped = false;
+      stopping = new AbortController();
       run();
     },
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      stopping.abort();
       await running;
     },
     nudge: run,
