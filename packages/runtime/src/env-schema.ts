@@ -73,4 +73,6 @@ export const webhookEnv = {
   WEBHOOK_MAX_AGE_MS: durationMs(1_000, 30 * 86_400_000, 86_400_000),
   /** How often the outbox is polled for due deliveries. */
   WEBHOOK_POLL_MS: durationMs(10, 60_000, 1_000),
+  /** How long delivered and failed deliveries stay listed before they are deleted. */
+  WEBHOOK_RETENTION_MS: durationMs(60_000, 366 * 86_400_000, 7 * 86_400_000),
 };

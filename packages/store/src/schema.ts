@@ -224,6 +224,10 @@ export const webhookDeliveries = pgTable(
       .on(table.nextAttemptAt)
       .where(sql`${table.status} = 'pending'`),
     index('webhook_deliveries_endpoint_index').on(table.endpointId, table.createdAt.desc()),
+    // The prune reads finished rows, oldest first.
+    index('webhook_deliveries_done_index')
+      .on(table.createdAt)
+      .where(sql`${table.status} <> 'pending'`),
     check(
       'webhook_deliveries_status_check',
       sql`${table.status} in ('pending', 'delivered', 'failed')`,

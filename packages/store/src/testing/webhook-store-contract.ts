@@ -329,6 +329,27 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
       await store.deleteWebhookEndpoint(endpoint.id, { tenantId: tenant });
     });
 
+    it('prunes finished deliveries past their retention, never pending ones', async () => {
+      const store = storeOf();
+      const pending = await oneQueuedDelivery();
+      const finished = await oneQueuedDelivery();
+      const [claimed] = await finished.claim(60_000);
+      expect(await finished.record(claimed!.attempt, { delivered: true, statusCode: 200 })).toBe(
+        true,
+      );
+      // Within its retention, a finished delivery stays.
+      await store.pruneWebhookDeliveries({ olderThanMs: 3_600_000, limit: 1000 });
+      expect((await finished.latest()).status).toBe('delivered');
+      await sleep(20);
+      expect(await store.pruneWebhookDeliveries({ olderThanMs: 1, limit: 1000 })).toBeGreaterThan(
+        0,
+      );
+      expect(await finished.latest()).toBeUndefined();
+      expect((await pending.latest()).status).toBe('pending');
+      await pending.remove();
+      await finished.remove();
+    });
+
     it('deletes pending deliveries with their endpoint', async () => {
       const delivery = await oneQueuedDelivery();
       await delivery.remove();

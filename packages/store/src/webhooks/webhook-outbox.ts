@@ -48,6 +48,11 @@ export interface WebhookOutbox {
     deliveryId: string,
     input: { attempt: number; result: WebhookAttemptResult },
   ): Promise<boolean>;
+  /**
+   * Deletes up to `limit` finished deliveries (delivered or failed) made more than `olderThanMs`
+   * ago, the oldest first; returns how many it deleted. Pending ones are never deleted.
+   */
+  pruneWebhookDeliveries(input: { olderThanMs: number; limit: number }): Promise<number>;
 }
 
 const ClaimSchema = z
@@ -75,6 +80,10 @@ const RecordSchema = z
       }),
     ]),
   })
+  .strict();
+
+const PruneSchema = z
+  .object({ olderThanMs: maxDuration, limit: z.number().int().min(1).max(100_000) })
   .strict();
 
 interface ClaimRow extends Record<string, unknown> {
@@ -155,6 +164,22 @@ export function createSqlWebhookOutbox(run: RunStatement): WebhookOutbox {
         ],
       );
       return rows.length > 0;
+    },
+
+    async pruneWebhookDeliveries(input) {
+      const { olderThanMs, limit } = parse(PruneSchema, input, 'webhook prune');
+      // SKIP LOCKED: dispatchers pruning at once delete disjoint rows instead of waiting.
+      const rows = await run(
+        'prune webhook deliveries',
+        `DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT x.id FROM webhook_deliveries x
+           WHERE x.status <> 'pending' AND x.created_at < now() - $1 * interval '1 millisecond'
+           ORDER BY x.created_at LIMIT $2
+           FOR UPDATE SKIP LOCKED
+         ) RETURNING id`,
+        [olderThanMs, limit],
+      );
+      return rows.length;
     },
   };
 }

@@ -137,6 +137,7 @@ describe('parseWorkerConfig', () => {
       attemptTimeoutMs: 10_000,
       backoff: { baseMs: 5_000, maxMs: 3_600_000 },
       maxAgeMs: 86_400_000,
+      retentionMs: 604_800_000,
     });
     const configured = parseWorkerConfig({
       ...base,
@@ -145,12 +146,14 @@ describe('parseWorkerConfig', () => {
       WEBHOOK_RETRY_MAX_MS: '60000',
       WEBHOOK_MAX_AGE_MS: '3600000',
       WEBHOOK_POLL_MS: '250',
+      WEBHOOK_RETENTION_MS: '86400000',
     });
     expect(webhookDispatchOptions(configured)).toEqual({
       pollMs: 250,
       attemptTimeoutMs: 2_500,
       backoff: { baseMs: 100, maxMs: 60_000 },
       maxAgeMs: 3_600_000,
+      retentionMs: 86_400_000,
     });
     expect(() => parseWorkerConfig({ ...base, WEBHOOK_MAX_AGE_MS: 'a day' })).toThrow(
       /WEBHOOK_MAX_AGE_MS/,

@@ -17,6 +17,7 @@ const quickRetries = {
   attemptTimeoutMs: 1_500,
   backoff: { baseMs: 20, maxMs: 100 },
   maxAgeMs: 60_000,
+  retentionMs: 86_400_000,
 };
 
 describe('webhook delivery across a crash or a stop', () => {

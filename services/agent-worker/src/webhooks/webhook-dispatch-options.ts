@@ -11,6 +11,8 @@ export interface WebhookDispatchOptions {
   backoff: WebhookBackoff;
   /** How long after the event a delivery is retried before it is marked failed. */
   maxAgeMs: number;
+  /** How long finished deliveries are kept (for the deliveries API) before they are deleted. */
+  retentionMs: number;
   /** Deliveries claimed and sent at once (default 16). */
   batchSize?: number;
 }
@@ -22,6 +24,7 @@ export interface WebhookEnv {
   WEBHOOK_RETRY_BASE_MS: number;
   WEBHOOK_RETRY_MAX_MS: number;
   WEBHOOK_MAX_AGE_MS: number;
+  WEBHOOK_RETENTION_MS: number;
 }
 
 /** The dispatch options a process's environment sets. */
@@ -31,6 +34,7 @@ export function webhookDispatchOptions(env: WebhookEnv): WebhookDispatchOptions 
     attemptTimeoutMs: env.WEBHOOK_ATTEMPT_TIMEOUT_MS,
     backoff: { baseMs: env.WEBHOOK_RETRY_BASE_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS },
     maxAgeMs: env.WEBHOOK_MAX_AGE_MS,
+    retentionMs: env.WEBHOOK_RETENTION_MS,
   };
 }
 

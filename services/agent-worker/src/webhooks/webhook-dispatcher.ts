@@ -21,6 +21,9 @@ export interface WebhookDispatcher {
  * runs one; the outbox's claim lets several share the rows without sending one twice at once,
  * and a claim that outlives its dispatcher lapses back into the outbox.
  */
+const pruneEveryMs = 5 * 60_000;
+const pruneBatch = 1_000;
+
 export function createWebhookDispatcher(deps: {
   outbox: WebhookOutbox;
   logger: Logger;
@@ -38,6 +41,7 @@ export function createWebhookDispatcher(deps: {
   let stopped = true;
   let failing = false;
   let stopping = new AbortController();
+  let prunedAt = Number.NEGATIVE_INFINITY;
 
   async function attempt(delivery: ClaimedWebhookDelivery): Promise<void> {
     const sent = await sendWebhook(delivery, {
@@ -68,8 +72,22 @@ export function createWebhookDispatcher(deps: {
     else logger.info({ ...fields, error: sent.error }, 'webhook attempt failed');
   }
 
+  /** Deletes finished deliveries past their retention, a batch at most every few minutes. */
+  async function prune(): Promise<void> {
+    if (now() - prunedAt < pruneEveryMs) return;
+    prunedAt = now();
+    const deleted = await outbox.pruneWebhookDeliveries({
+      olderThanMs: options.retentionMs,
+      limit: pruneBatch,
+    });
+    if (deleted > 0) logger.debug({ deleted }, 'webhook deliveries past retention deleted');
+    // A full batch says more are due: the next poll goes on.
+    if (deleted === pruneBatch) prunedAt = Number.NEGATIVE_INFINITY;
+  }
+
   /** Claims and sends until no due delivery is left. */
   async function drain(): Promise<void> {
+    await prune();
     while (!stopped) {
       const claimed = await outbox.claimWebhookDeliveries({
         limit: batchSize,

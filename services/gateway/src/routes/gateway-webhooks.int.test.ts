@@ -21,6 +21,7 @@ const webhooks = {
   attemptTimeoutMs: 1_000,
   backoff: { baseMs: 20, maxMs: 100 },
   maxAgeMs: 60_000,
+  retentionMs: 86_400_000,
 };
 
 describe.each(backends)('webhooks on $name', (backend) => {
