@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { sleep } from '@chunklog/test-infra';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { startWorkerProcess, useHarness } from '../testing/harness';
+import { type Harness, startWorkerProcess, useHarness } from '../testing/harness';
 import { startWebhookReceiver } from '../testing/webhook-receiver';
 
 const getHarness = useHarness();
@@ -20,20 +20,37 @@ const quickRetries = {
   retentionMs: 86_400_000,
 };
 
+/** An endpoint whose receiver never answers its first request and answers 200 after that. */
+async function hangingOnceEndpoint(h: Harness) {
+  const receiver = await startWebhookReceiver((count) =>
+    count === 1 ? new Promise<number>(() => {}) : 200,
+  );
+  h.onClose(() => void receiver.close());
+  const endpoint = await h.store.createWebhookEndpoint({
+    tenantId: h.tenantId,
+    url: receiver.url,
+    eventTypes: ['turn.completed'],
+    secret,
+  });
+  return { receiver, endpoint };
+}
+
+/** The endpoint's latest delivery once it is no longer pending (or after 5 s of polling). */
+async function settledDelivery(h: Harness, endpointId: string) {
+  const latest = async () =>
+    (await h.store.listWebhookDeliveries(endpointId, { tenantId: h.tenantId, limit: 1 }))[0];
+  let delivery = await latest();
+  for (let poll = 0; delivery?.status === 'pending' && poll < 100; poll++) {
+    await sleep(50);
+    delivery = await latest();
+  }
+  return delivery;
+}
+
 describe('webhook delivery across a crash or a stop', () => {
   it('is made by another dispatcher after the one that claimed it is killed mid-attempt', async (context) => {
     const h = getHarness(context);
-    // The first request is never answered: the killed process was waiting on it.
-    const receiver = await startWebhookReceiver((count) =>
-      count === 1 ? new Promise<number>(() => {}) : 200,
-    );
-    h.onClose(() => void receiver.close());
-    const endpoint = await h.store.createWebhookEndpoint({
-      tenantId: h.tenantId,
-      url: receiver.url,
-      eventTypes: ['turn.completed'],
-      secret,
-    });
+    const { receiver, endpoint } = await hangingOnceEndpoint(h);
     const { worker } = await startWorkerProcess(
       h,
       {
@@ -67,17 +84,7 @@ describe('webhook delivery across a crash or a stop', () => {
       type: 'turn.completed',
       data: { tabId: tab.id, turnId: claimed!.turnId, reason: 'completed', lastSeq: ended.lastSeq },
     });
-    let [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
-      tenantId: h.tenantId,
-      limit: 10,
-    });
-    for (let poll = 0; delivery?.status === 'pending' && poll < 100; poll++) {
-      await sleep(50);
-      [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
-        tenantId: h.tenantId,
-        limit: 10,
-      });
-    }
+    const delivery = await settledDelivery(h, endpoint.id);
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
     expect(receiver.received).toHaveLength(2);
     // The next case needs its own workers to be the only dispatchers.
@@ -86,16 +93,7 @@ describe('webhook delivery across a crash or a stop', () => {
 
   it('is abandoned by a stopping worker, without waiting out the attempt, and retried by another', async (context) => {
     const h = getHarness(context);
-    const receiver = await startWebhookReceiver((count) =>
-      count === 1 ? new Promise<number>(() => {}) : 200,
-    );
-    h.onClose(() => void receiver.close());
-    const endpoint = await h.store.createWebhookEndpoint({
-      tenantId: h.tenantId,
-      url: receiver.url,
-      eventTypes: ['turn.completed'],
-      secret,
-    });
+    const { receiver, endpoint } = await hangingOnceEndpoint(h);
     // Longer than the test may run: only the stop can end this attempt.
     const stopping = await h.startWorker({
       webhooks: { ...quickRetries, attemptTimeoutMs: 300_000 },
@@ -118,17 +116,7 @@ describe('webhook delivery across a crash or a stop', () => {
     const rescuer = await h.startWorker({ webhooks: quickRetries });
     const second = await receiver.request(2);
     expect(second.headers['webhook-id']).toBe(abandoned!.messageId);
-    let [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
-      tenantId: h.tenantId,
-      limit: 1,
-    });
-    for (let poll = 0; delivery?.status === 'pending' && poll < 100; poll++) {
-      await sleep(50);
-      [delivery] = await h.store.listWebhookDeliveries(endpoint.id, {
-        tenantId: h.tenantId,
-        limit: 1,
-      });
-    }
+    const delivery = await settledDelivery(h, endpoint.id);
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 2 });
     await rescuer.stop();
   });
