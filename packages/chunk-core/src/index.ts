@@ -163,6 +163,21 @@ export {
   type ValidateRequestOptions,
   validateRequest,
 } from './validate-request';
+export {
+  type TurnEndedWebhookData,
+  TurnEndedWebhookDataSchema,
+  type WebhookDelivery,
+  WebhookDeliverySchema,
+  type WebhookDeliveryStatus,
+  WebhookDeliveryStatusSchema,
+  type WebhookEndpoint,
+  WebhookEndpointSchema,
+  type WebhookEvent,
+  WebhookEventSchema,
+  type WebhookEventType,
+  WebhookEventTypeSchema,
+  webhookEventTypeOf,
+} from './webhooks';
 export type {
   WireCompactionBlock,
   WireContentBlock,

@@ -133,6 +133,27 @@ describe('ChunklogClient against a real gateway with API keys', () => {
     expect(refused).toMatchObject({ code: 'invalid_input', status: 400 });
   });
 
+  it('creates, lists, rotates and deletes webhook endpoints, and reads their deliveries', async () => {
+    const created = await client.createWebhook({
+      url: 'https://example.com/hook',
+      eventTypes: ['turn.completed'],
+    });
+    expect(created.secret).toMatch(/^whsec_/);
+    expect(await client.listWebhooks()).toEqual([created.endpoint]);
+    const rotated = await client.rotateWebhookSecret(created.endpoint.id);
+    expect(rotated.secret).not.toBe(created.secret);
+    expect(await client.webhookDeliveries(created.endpoint.id, { limit: 5 })).toEqual([]);
+    expect(
+      await failure(client.createWebhook({ url: 'not a url', eventTypes: ['turn.completed'] })),
+    ).toMatchObject({ code: 'invalid_input', status: 400 });
+    await client.deleteWebhook(created.endpoint.id);
+    expect(await client.listWebhooks()).toEqual([]);
+    expect(await failure(client.deleteWebhook(created.endpoint.id))).toMatchObject({
+      code: 'not_found',
+      status: 404,
+    });
+  });
+
   it('reports the API error code and status of a refused request', async () => {
     const tab = await client.createTab();
     const invalid = await failure(client.sendMessage(tab.id, { text: '   ' }));

@@ -4,6 +4,9 @@ import type {
   StepCacheMiss,
   Tab,
   TabConfig,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEventType,
   WireRequest,
 } from '@chunklog/chunk-core';
 import { ChunklogError, errorFromResponse, isAbort, toChunklogError } from './errors';
@@ -90,6 +93,19 @@ export interface TabContext {
   source?: 'worker' | 'gateway-defaults';
   /** The tab's latest steps whose request missed the prompt cache, and why; oldest first. */
   cacheMisses: StepCacheMiss[];
+}
+
+export interface CreateWebhookInput {
+  /** An http(s) URL the events are POSTed to. */
+  url: string;
+  eventTypes: WebhookEventType[];
+}
+
+/** An endpoint with its signing secret: only creation and rotation show the secret. */
+export interface WebhookWithSecret {
+  endpoint: WebhookEndpoint;
+  /** `whsec_...`; verify requests with any Standard Webhooks library. */
+  secret: string;
 }
 
 interface RequestOptions {
@@ -216,6 +232,45 @@ export class ChunklogClient {
     return this.request<StreamTicket>('POST', `${tabPath(tabId)}/stream-tickets`, { signal });
   }
 
+  /** Creates a webhook endpoint; the answer holds its secret, shown only now. */
+  createWebhook(input: CreateWebhookInput, signal?: AbortSignal) {
+    return this.request<WebhookWithSecret>('POST', '/v1/webhooks', { body: input, signal });
+  }
+
+  /** Your webhook endpoints, oldest first, without their secrets. */
+  async listWebhooks(signal?: AbortSignal): Promise<WebhookEndpoint[]> {
+    const body = await this.request<{ endpoints: WebhookEndpoint[] }>('GET', '/v1/webhooks', {
+      signal,
+    });
+    return body.endpoints;
+  }
+
+  /** Deletes a webhook endpoint and its deliveries. */
+  async deleteWebhook(endpointId: string, signal?: AbortSignal): Promise<void> {
+    await this.request('DELETE', webhookPath(endpointId), { signal });
+  }
+
+  /** Replaces an endpoint's secret; the answer holds the new one, shown only now. */
+  rotateWebhookSecret(endpointId: string, signal?: AbortSignal) {
+    return this.request<WebhookWithSecret>('POST', `${webhookPath(endpointId)}/rotate-secret`, {
+      signal,
+    });
+  }
+
+  /** An endpoint's latest deliveries, newest first, with how their attempts went. */
+  async webhookDeliveries(
+    endpointId: string,
+    query: { limit?: number } = {},
+    signal?: AbortSignal,
+  ): Promise<WebhookDelivery[]> {
+    const body = await this.request<{ deliveries: WebhookDelivery[] }>(
+      'GET',
+      `${webhookPath(endpointId)}/deliveries`,
+      { query, signal },
+    );
+    return body.deliveries;
+  }
+
   /** The tab's live events, resumed by seq across reconnects (see TabStream). */
   stream(tabId: string, options: TabStreamOptions = {}): TabStream {
     return new TabStream(this, tabId, options);
@@ -305,4 +360,8 @@ function idempotencyHeaders(key: string | undefined): Record<string, string> {
 
 function tabPath(tabId: string): string {
   return `/v1/tabs/${encodeURIComponent(tabId)}`;
+}
+
+function webhookPath(endpointId: string): string {
+  return `/v1/webhooks/${encodeURIComponent(endpointId)}`;
 }

@@ -8,6 +8,10 @@ export type {
   TabConfig,
   TabStatus,
   Usage,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookEventType,
   WindowChunk,
 } from '@chunklog/chunk-core';
 export { ChunkWindow } from '@chunklog/chunk-core';
@@ -18,6 +22,7 @@ export {
   type ChunkPageQuery,
   type CompactInput,
   type CreateTabInput,
+  type CreateWebhookInput,
   createClient,
   type MessageAccepted,
   type MessageMode,
@@ -25,6 +30,7 @@ export {
   type StreamTicket,
   type TabContext,
   type TabList,
+  type WebhookWithSecret,
   type WebSocketConstructor,
 } from './client';
 export { type ApiErrorCode, ChunklogError } from './errors';

@@ -58,3 +58,21 @@ export const shutdownEnv = {
     .max(300_000)
     .default(DEFAULT_SHUTDOWN_TIMEOUT_MS),
 };
+
+const durationMs = (min: number, max: number, defaultMs: number) =>
+  z.coerce.number().int().min(min).max(max).default(defaultMs);
+
+/** How the webhook dispatcher retries (docs/architecture.md, "Webhooks"). */
+export const webhookEnv = {
+  /** How long one delivery attempt may take before it counts as failed. */
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: durationMs(100, 300_000, 10_000),
+  /** The first retry's delay; each next one doubles, up to WEBHOOK_RETRY_MAX_MS, with jitter. */
+  WEBHOOK_RETRY_BASE_MS: durationMs(10, 3_600_000, 5_000),
+  WEBHOOK_RETRY_MAX_MS: durationMs(10, 86_400_000, 3_600_000),
+  /** How long after the turn's end a delivery is retried before it is marked failed. */
+  WEBHOOK_MAX_AGE_MS: durationMs(1_000, 30 * 86_400_000, 86_400_000),
+  /** How often the outbox is polled for due deliveries. */
+  WEBHOOK_POLL_MS: durationMs(10, 60_000, 1_000),
+  /** How long delivered and failed deliveries stay listed before they are deleted. */
+  WEBHOOK_RETENTION_MS: durationMs(60_000, 366 * 86_400_000, 7 * 86_400_000),
+};

@@ -11,6 +11,7 @@ export {
   modelEnv,
   natsEnv,
   shutdownEnv,
+  webhookEnv,
 } from './env-schema';
 export { findAncestorWith } from './find-ancestor-with';
 export { chunklogVersion } from './metrics/chunklog-version';

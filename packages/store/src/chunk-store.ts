@@ -5,6 +5,8 @@ import type { LeaseStore } from './leases/lease-store';
 import type { ChunkLog } from './log/chunk-log';
 import type { TabStore } from './tabs/tab-store';
 import type { TenantStore } from './tenants/tenant-store';
+import type { WebhookOutbox } from './webhooks/webhook-outbox';
+import type { WebhookStore } from './webhooks/webhook-store';
 
 /** Opening and closing a store (the schema and the connections). */
 export interface StoreLifecycle {
@@ -17,8 +19,8 @@ export interface StoreLifecycle {
 /**
  * The storage port: every durable operation of chunklog, one slice per aggregate, composed
  * into one adapter. A component that needs part of it names its slices (the gateway reads
- * tabs, logs, cancels, tenants and idempotency keys; the worker also takes leases and works the
- * inbox).
+ * tabs, logs, cancels, tenants, idempotency keys and webhook endpoints; the worker also takes
+ * leases, works the inbox and dispatches the webhook outbox).
  */
 export interface ChunkStore
   extends StoreLifecycle,
@@ -28,4 +30,6 @@ export interface ChunkStore
     CancelStore,
     InboxStore,
     TenantStore,
-    IdempotencyStore {}
+    IdempotencyStore,
+    WebhookStore,
+    WebhookOutbox {}

@@ -10,6 +10,8 @@ import { maxChunksPerAppend } from './log/validate-append';
 import { type SqlClient, statementRunner } from './sql-client';
 import { createSqlTabStore } from './tabs/tab-store';
 import { createSqlTenantStore } from './tenants/tenant-store';
+import { createSqlWebhookOutbox } from './webhooks/webhook-outbox';
+import { createSqlWebhookStore } from './webhooks/webhook-store';
 
 /**
  * The store over any SQL client: every adapter (node-postgres, PGlite) shares these statements,
@@ -42,5 +44,7 @@ export function createSqlChunkStore(
     ...createSqlInboxStore(run),
     ...createSqlTenantStore(run),
     ...createSqlIdempotencyStore(run),
+    ...createSqlWebhookStore(run),
+    ...createSqlWebhookOutbox(run),
   };
 }

@@ -13,3 +13,16 @@ export type { AppendOptions, ChunkLog, PageOptions } from './log/chunk-log';
 export { maxChunksPerAppend } from './log/validate-append';
 export type { TabStore } from './tabs/tab-store';
 export type { TenantStore } from './tenants/tenant-store';
+export type {
+  ClaimedWebhookDelivery,
+  WebhookAttemptResult,
+  WebhookOutbox,
+} from './webhooks/webhook-outbox';
+export { webhookMessageId } from './webhooks/webhook-rows';
+export {
+  maxWebhookUrlLength,
+  WebhookEventTypesSchema,
+  WebhookSecretSchema,
+  type WebhookStore,
+  WebhookUrlSchema,
+} from './webhooks/webhook-store';

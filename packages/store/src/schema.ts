@@ -173,3 +173,64 @@ export const idempotencyKeys = pgTable(
     index('idempotency_keys_tab_id_index').on(table.tabId),
   ],
 );
+
+/** A tenant's webhook endpoints (docs/architecture.md, "Webhooks"). */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    eventTypes: text('event_types').array().notNull(),
+    // In clear: signing needs the key itself. The API shows it only at creation and rotation.
+    secret: text('secret').notNull(),
+    secretSetAt: timestamp('secret_set_at', { withTimezone: true }).notNull().defaultNow(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [index('webhook_endpoints_tenant_id_index').on(table.tenantId, table.createdAt)],
+);
+
+/**
+ * The webhook outbox: one row per event and endpoint, written in the statement that records
+ * the turn's end, so no end is lost between the two. A dispatcher claims due rows by pushing
+ * `next_attempt_at` past the attempt's timeout (its lease) and records how the attempt went.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    // The webhook-id of the event: shared by its rows for every endpoint and by every attempt.
+    eventId: uuid('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    payload: jsonb('payload').notNull(),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    // Null once delivered or failed.
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).defaultNow(),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    // The dispatcher's claim reads only pending rows, oldest due first.
+    index('webhook_deliveries_due_index')
+      .on(table.nextAttemptAt)
+      .where(sql`${table.status} = 'pending'`),
+    index('webhook_deliveries_endpoint_index').on(table.endpointId, table.createdAt.desc()),
+    // The prune reads finished rows, oldest first.
+    index('webhook_deliveries_done_index')
+      .on(table.createdAt)
+      .where(sql`${table.status} <> 'pending'`),
+    check(
+      'webhook_deliveries_status_check',
+      sql`${table.status} in ('pending', 'delivered', 'failed')`,
+    ),
+  ],
+);

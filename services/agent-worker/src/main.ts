@@ -19,6 +19,7 @@ import { createPostgresStore } from '@chunklog/store';
 import { modelClientOptions, parseWorkerConfig } from './config/worker-config';
 import { serveWorkerMetrics } from './metrics/metrics-server';
 import { createWorkerMetrics } from './metrics/worker-metrics';
+import { webhookDispatchOptions } from './webhooks/webhook-dispatch-options';
 import { createWorker } from './worker';
 
 const SERVICE = 'worker';
@@ -61,6 +62,7 @@ const worker = createWorker({
   mcp: { servers: config.MCP_SERVERS ?? [], tabHosts: config.MCP_TAB_HOSTS },
   logger,
   metrics,
+  webhooks: webhookDispatchOptions(config),
   // Running turns get most of the shutdown time; what is left closes the connections.
   stopTimeoutMs: Math.max(0, config.SHUTDOWN_TIMEOUT_MS - 2_000),
 });

@@ -26,6 +26,11 @@ import { createToolRegistry, type ToolDefinition } from './tools/tool-registry';
 import { PromptMemory } from './turn/prompt-memory';
 import { defaultRetryPolicy, type RetryPolicy } from './turn/retry-policy';
 import type { TurnDependencies } from './turn/turn';
+import {
+  defaultWebhookDispatchOptions,
+  type WebhookDispatchOptions,
+} from './webhooks/webhook-dispatch-options';
+import { createWebhookDispatcher } from './webhooks/webhook-dispatcher';
 
 /** Everything a worker is made of; tests and the all-in-one mode pass their own. */
 export interface WorkerDependencies {
@@ -60,6 +65,8 @@ export interface WorkerDependencies {
   compactionThreshold?: number;
   /** Prometheus instruments (default: on a private registry nobody scrapes). */
   metrics?: WorkerMetrics;
+  /** How the webhook outbox is dispatched (default: the WEBHOOK_* defaults); false: not here. */
+  webhooks?: WebhookDispatchOptions | false;
 }
 
 export interface Worker {
@@ -141,6 +148,15 @@ export function createWorker(deps: WorkerDependencies): Worker {
     },
     prompts: new PromptMemory(),
   };
+  const webhooks =
+    deps.webhooks === false
+      ? null
+      : createWebhookDispatcher({
+          outbox: store,
+          logger: logger.child({ component: 'webhooks' }),
+          options: deps.webhooks ?? defaultWebhookDispatchOptions,
+          metrics,
+        });
   const holder = createTabHolder({
     store,
     bus,
@@ -151,6 +167,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     leaseMs,
     foldOptions: { maxChunkBytes: defaults.maxChunkBytes },
     stopping: isStopping,
+    turnEnded: () => webhooks?.nudge(),
   });
   const claimer = createClaimer({
     store,
@@ -209,6 +226,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       subscriptions.push(await bus.consume(INTAKE_QUEUE, intake, { concurrency: 4 }));
       sweeper = setInterval(() => void sweep(), sweepMs);
       void sweep();
+      webhooks?.start();
       logger.info({ leaseMs, tools: registry.names() }, 'worker started');
     },
     async stop() {
@@ -216,6 +234,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       if (sweeper) clearInterval(sweeper);
       await Promise.allSettled(subscriptions.splice(0).map((subscription) => subscription.stop()));
       await remote.stop();
+      await webhooks?.stop();
       const deadline = new Promise((resolve) => {
         const timer = setTimeout(resolve, deps.stopTimeoutMs ?? 10_000);
         timer.unref?.();

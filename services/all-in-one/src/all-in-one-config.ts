@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { mcpEnv } from '@chunklog/agent-worker';
 import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway';
-import { listenEnv, logEnv, modelEnv, parseEnv, shutdownEnv } from '@chunklog/runtime';
+import { listenEnv, logEnv, modelEnv, parseEnv, shutdownEnv, webhookEnv } from '@chunklog/runtime';
 import { z } from 'zod';
 
 /** The all-in-one process's environment, parsed once at start-up. */
@@ -26,6 +26,7 @@ export const AllInOneConfigSchema = z.object({
   ...mcpEnv,
   ...logEnv,
   ...shutdownEnv,
+  ...webhookEnv,
 });
 export type AllInOneConfig = z.infer<typeof AllInOneConfigSchema>;
 

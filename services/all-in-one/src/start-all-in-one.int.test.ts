@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseExposition } from '@chunklog/agent-worker/testing';
+import { parseExposition, startWebhookReceiver } from '@chunklog/agent-worker/testing';
 import { ChunkPageSchema, TabSchema } from '@chunklog/chunk-core';
 import { EventSource } from 'eventsource';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllInOneConfig } from './all-in-one-config';
 import { type AllInOne, startAllInOne } from './start-all-in-one';
@@ -141,6 +142,42 @@ describe('npm start (the all-in-one process)', () => {
     const reread = (await json(`${running.url}/v1/tabs/${tab.id}`)) as { tab: unknown };
     expect(TabSchema.parse(reread.tab).title).toBe('kept');
   });
+
+  it("sends a turn's end to a webhook endpoint, signed, from the worker in the process", async () => {
+    running ??= await startAllInOne(config);
+    const receiver = await startWebhookReceiver(() => 204);
+    try {
+      const { endpoint, secret } = (await json(`${running.url}/v1/webhooks`, {
+        method: 'POST',
+        body: JSON.stringify({ url: receiver.url, eventTypes: ['turn.completed'] }),
+      })) as { endpoint: { id: string }; secret: string };
+      const { tab } = (await json(`${running.url}/v1/tabs`, {
+        method: 'POST',
+        body: JSON.stringify({ title: 'hooked' }),
+      })) as { tab: { id: string } };
+      await json(`${running.url}/v1/tabs/${tab.id}/messages`, {
+        method: 'POST',
+        body: JSON.stringify({ text: 'Hi [[sim: words 3]]' }),
+      });
+      const request = await receiver.request(1);
+      const event = new Webhook(secret).verify(
+        request.body,
+        request.headers as Record<string, string>,
+      );
+      expect(event).toMatchObject({ type: 'turn.completed', data: { tabId: tab.id } });
+      let deliveries: { status: string }[] = [];
+      for (let poll = 0; deliveries[0]?.status !== 'delivered' && poll < 100; poll++) {
+        if (poll > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        ({ deliveries } = (await json(`${running.url}/v1/webhooks/${endpoint.id}/deliveries`)) as {
+          deliveries: { status: string }[];
+        });
+      }
+      expect(deliveries).toMatchObject([{ status: 'delivered', attempts: 1, lastStatusCode: 204 }]);
+    } finally {
+      await receiver.close();
+    }
+    // Alone (-t), this case boots PGlite itself: more than the default minute on a loaded machine.
+  }, 180_000);
 
   it('refuses to serve a non-loopback address without API keys', async () => {
     const exposed = parseAllInOneConfig({ DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '0' });

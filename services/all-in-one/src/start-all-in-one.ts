@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { createWorker, createWorkerMetrics } from '@chunklog/agent-worker';
+import { createWorker, createWorkerMetrics, webhookDispatchOptions } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
@@ -110,6 +110,7 @@ export async function startAllInOne(
       mcp: { servers: config.MCP_SERVERS ?? [], tabHosts: config.MCP_TAB_HOSTS },
       logger: logger.child({ service: 'agent-worker' }),
       metrics,
+      webhooks: webhookDispatchOptions(config),
     });
     await worker.start();
     closers.push(() => worker.stop());

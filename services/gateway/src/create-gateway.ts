@@ -35,6 +35,7 @@ import { healthRoutes } from './routes/health-routes';
 import { messageRoutes } from './routes/message-routes';
 import { streamRoutes } from './routes/stream-routes';
 import { tabRoutes } from './routes/tab-routes';
+import { webhookRoutes } from './routes/webhook-routes';
 import { TabEventHub } from './streams/tab-event-hub';
 
 /** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
@@ -201,7 +202,7 @@ export async function createGateway(options: GatewayOptions) {
       info: {
         title: 'chunklog gateway',
         description:
-          'Tabs, messages, paged chunk reads and live streams (SSE and WebSocket) of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable and 429 rate_limited come with Retry-After. Creates take an Idempotency-Key.',
+          'Tabs, messages, paged chunk reads, live streams (SSE and WebSocket) and webhooks of chunklog, an append-only chunk log per conversation. Errors answer { error: { code, message, requestId } }; 503 unavailable and 429 rate_limited come with Retry-After. Creates take an Idempotency-Key.',
         version: gatewayVersion,
       },
       components: {
@@ -259,6 +260,7 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(messageRoutes, { context });
   await app.register(chunkRoutes, { context });
   await app.register(streamRoutes, { context });
+  await app.register(webhookRoutes, { context });
   await app.register(webAppPlugin);
   return app;
 }

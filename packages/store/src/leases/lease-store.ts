@@ -1,4 +1,13 @@
-import { NotFoundError, type Tab, type Usage, UsageSchema } from '@chunklog/chunk-core';
+import { randomUUID } from 'node:crypto';
+import {
+  NotFoundError,
+  type Tab,
+  type TurnDoneReason,
+  TurnDoneReasonSchema,
+  type Usage,
+  UsageSchema,
+  webhookEventTypeOf,
+} from '@chunklog/chunk-core';
 import { z } from 'zod';
 import { type BigintValue, IdSchema, OwnerSchema, parse, requireTabId } from '../input';
 import type { RunStatement } from '../sql-client';
@@ -34,8 +43,16 @@ export interface LeaseStore {
   ): Promise<AcquireLeaseResult>;
   /** Extends a held lease; false when it is no longer this owner's. */
   renewLease(tabId: string, input: { owner: string; leaseMs: number }): Promise<boolean>;
-  /** Ends the turn: status idle, usage added to the tab's total. False when not held. */
-  releaseLease(tabId: string, input: { owner: string; usage: Usage }): Promise<boolean>;
+  /**
+   * Ends the turn: status idle, usage added to the tab's total. With `ended`, the turn's end
+   * event goes into the webhook outbox for every endpoint of the tenant that subscribes to it,
+   * in the same statement, so the end and its deliveries commit together. False when not held
+   * (then nothing is written).
+   */
+  releaseLease(
+    tabId: string,
+    input: { owner: string; usage: Usage; ended?: { turnId: string; reason: TurnDoneReason } },
+  ): Promise<boolean>;
   /** Tabs whose lease expired, or that are idle with inbox messages waiting. */
   tabsNeedingWork(limit: number): Promise<string[]>;
   /** The lease currently on a tab, if any (expired or not). */
@@ -56,7 +73,11 @@ const LeaseInputSchema = z.object({
   leaseMs: z.number().int().min(1).max(86_400_000),
 });
 const RenewInputSchema = LeaseInputSchema.omit({ turnId: true });
-const ReleaseInputSchema = z.object({ owner: OwnerSchema, usage: UsageSchema });
+const ReleaseInputSchema = z.object({
+  owner: OwnerSchema,
+  usage: UsageSchema,
+  ended: z.object({ turnId: IdSchema, reason: TurnDoneReasonSchema }).optional(),
+});
 const TurnCancelGenerationSchema = z.object({
   owner: OwnerSchema,
   cancelGeneration: z.number().int().nonnegative(),
@@ -114,16 +135,38 @@ export function createSqlLeaseStore(run: RunStatement, tabs: Pick<TabStore, 'get
 
     async releaseLease(tabId, input) {
       const id = requireTabId(tabId);
-      const { owner, usage } = parse(ReleaseInputSchema, input, 'lease release');
-      const rows = await run(
+      const { owner, usage, ended } = parse(ReleaseInputSchema, input, 'lease release');
+      const eventType = ended === undefined ? null : webhookEventTypeOf(ended.reason);
+      const data =
+        ended === undefined
+          ? null
+          : { tabId: id, turnId: ended.turnId, reason: ended.reason, usage };
+      // One statement, so one transaction: the outbox rows exist exactly when the release
+      // committed. Without endpoints for the event (or without `ended`) the insert is a single
+      // probe of the endpoints index; lastSeq is read only for rows it writes.
+      const rows = await run<{ released: boolean }>(
         'release lease',
-        `UPDATE tabs SET status = 'idle', active_turn_id = NULL, lease_owner = NULL,
-           lease_expires_at = NULL, turn_cancel_generation = NULL, updated_at = now(),
-           usage_input_tokens = usage_input_tokens + $3,
-           usage_output_tokens = usage_output_tokens + $4,
-           usage_cache_read_input_tokens = usage_cache_read_input_tokens + $5,
-           usage_cache_creation_input_tokens = usage_cache_creation_input_tokens + $6
-         WHERE id = $1 AND status = 'running' AND lease_owner = $2 RETURNING id`,
+        `WITH released AS (
+           UPDATE tabs SET status = 'idle', active_turn_id = NULL, lease_owner = NULL,
+             lease_expires_at = NULL, turn_cancel_generation = NULL, updated_at = now(),
+             usage_input_tokens = usage_input_tokens + $3,
+             usage_output_tokens = usage_output_tokens + $4,
+             usage_cache_read_input_tokens = usage_cache_read_input_tokens + $5,
+             usage_cache_creation_input_tokens = usage_cache_creation_input_tokens + $6
+           WHERE id = $1 AND status = 'running' AND lease_owner = $2
+           RETURNING id, tenant_id, seq_floor
+         ), queued AS (
+           INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, payload)
+           SELECT e.id, $7::uuid, $8::text, jsonb_build_object(
+             'type', $8::text,
+             'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             'data', $9::jsonb || jsonb_build_object('lastSeq', greatest(r.seq_floor, coalesce(
+               (SELECT c.seq FROM chunks c WHERE c.tab_id = r.id ORDER BY c.seq DESC LIMIT 1), 0))))
+           FROM released r
+           JOIN webhook_endpoints e ON e.tenant_id = r.tenant_id AND $8::text = ANY (e.event_types)
+           RETURNING 1
+         )
+         SELECT EXISTS (SELECT 1 FROM released) AS released, (SELECT count(*) FROM queued) AS queued`,
         [
           id,
           owner,
@@ -131,9 +174,12 @@ export function createSqlLeaseStore(run: RunStatement, tabs: Pick<TabStore, 'get
           usage.outputTokens,
           usage.cacheReadInputTokens,
           usage.cacheCreationInputTokens,
+          randomUUID(),
+          eventType,
+          data === null ? null : JSON.stringify(data),
         ],
       );
-      return rows.length > 0;
+      return rows[0]?.released === true;
     },
 
     async tabsNeedingWork(limit) {

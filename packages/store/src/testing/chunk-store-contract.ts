@@ -15,6 +15,8 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkStore } from '../chunk-store';
+import { rejection } from './rejection';
+import { describeWebhookStoreContract } from './webhook-store-contract';
 
 export interface ContractOptions {
   /**
@@ -59,15 +61,6 @@ async function histogramCounts(registry: Registry, name: string, bound: number) 
   return { count, above: count - atOrBelow };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
-
 export function describeChunkStoreContract(adapter: string, options: ContractOptions): void {
   describe(`ChunkStore contract on ${adapter}`, () => {
     let store: ChunkStore;
@@ -81,6 +74,8 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
     afterAll(async () => {
       await dispose?.();
     });
+
+    describeWebhookStoreContract(() => store);
 
     async function newTenant(): Promise<string> {
       return (await store.createTenant({ name: `tenant-${randomUUID()}` })).id;

@@ -1,5 +1,13 @@
 import { DeploymentMcpServersSchema } from '@chunklog/chunk-core';
-import { databaseEnv, logEnv, modelEnv, natsEnv, parseEnv, shutdownEnv } from '@chunklog/runtime';
+import {
+  databaseEnv,
+  logEnv,
+  modelEnv,
+  natsEnv,
+  parseEnv,
+  shutdownEnv,
+  webhookEnv,
+} from '@chunklog/runtime';
 import { z } from 'zod';
 
 /**
@@ -40,6 +48,7 @@ export const WorkerConfigSchema = z.object({
   ...modelEnv,
   ...logEnv,
   ...shutdownEnv,
+  ...webhookEnv,
   /** With a key the worker calls the Anthropic API (or ANTHROPIC_BASE_URL). */
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { webhookDispatchOptions } from '../webhooks/webhook-dispatch-options';
 import { modelClientOptions, parseWorkerConfig } from './worker-config';
 
 describe('parseWorkerConfig', () => {
@@ -122,6 +123,40 @@ describe('parseWorkerConfig', () => {
     const twice = [servers[1], servers[1]];
     expect(() => parseWorkerConfig({ ...base, MCP_SERVERS: JSON.stringify(twice) })).toThrow(
       /MCP server names must be unique/,
+    );
+  });
+
+  it('reads the webhook dispatcher settings, with a day of retries by default', () => {
+    const base = {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/chunklog',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      SIMULATOR_URL: 'http://127.0.0.1:4010',
+    };
+    expect(webhookDispatchOptions(parseWorkerConfig(base))).toEqual({
+      pollMs: 1_000,
+      attemptTimeoutMs: 10_000,
+      backoff: { baseMs: 5_000, maxMs: 3_600_000 },
+      maxAgeMs: 86_400_000,
+      retentionMs: 604_800_000,
+    });
+    const configured = parseWorkerConfig({
+      ...base,
+      WEBHOOK_ATTEMPT_TIMEOUT_MS: '2500',
+      WEBHOOK_RETRY_BASE_MS: '100',
+      WEBHOOK_RETRY_MAX_MS: '60000',
+      WEBHOOK_MAX_AGE_MS: '3600000',
+      WEBHOOK_POLL_MS: '250',
+      WEBHOOK_RETENTION_MS: '86400000',
+    });
+    expect(webhookDispatchOptions(configured)).toEqual({
+      pollMs: 250,
+      attemptTimeoutMs: 2_500,
+      backoff: { baseMs: 100, maxMs: 60_000 },
+      maxAgeMs: 3_600_000,
+      retentionMs: 86_400_000,
+    });
+    expect(() => parseWorkerConfig({ ...base, WEBHOOK_MAX_AGE_MS: 'a day' })).toThrow(
+      /WEBHOOK_MAX_AGE_MS/,
     );
   });
 });

@@ -65,6 +65,8 @@ export function createTabHolder(deps: {
   foldOptions?: FoldOptions;
   /** True once the worker is stopping: a lost lease is then not looked up again. */
   stopping: () => boolean;
+  /** Called once a turn's end (and its webhook deliveries) is committed. */
+  turnEnded?: () => void;
 }): TabHolder {
   const { bus, logger, metrics, health, workerId, leaseMs } = deps;
   const sessions = new Map<string, TabSession>();
@@ -136,9 +138,15 @@ export function createTabHolder(deps: {
       clearInterval(renewer);
       logger.debug({ tabId, turnId, reason: outcome?.reason }, 'turn over; releasing');
       const usage = outcome?.usage ?? emptyUsage();
-      const released = await store.releaseLease(tabId, { owner: workerId, usage });
+      // A turn that ran ends here, its webhook events queued with the release (one statement).
+      const released = await store.releaseLease(tabId, {
+        owner: workerId,
+        usage,
+        ...(outcome ? { ended: { turnId, reason: outcome.reason } } : {}),
+      });
       if (!released) throw new LeaseLostError(tabId);
       if (outcome) {
+        deps.turnEnded?.();
         metrics.turns.inc({ reason: outcome.reason });
         metrics.tokens.inc({ kind: 'input' }, usage.inputTokens);
         metrics.tokens.inc({ kind: 'output' }, usage.outputTokens);

@@ -38,6 +38,8 @@ export interface WorkerMetrics {
   cacheMisses: Counter<'reason'>;
   /** Tabs this worker holds right now (subagent child tabs included). */
   runningTurns: Gauge;
+  /** Webhook delivery attempts this worker made, by result (`delivered`, `failed`). */
+  webhookAttempts: Counter<'result'>;
 }
 
 /** Creates the worker's instruments on `registry` (default: a private one). */
@@ -113,6 +115,12 @@ export function createWorkerMetrics(registry = new Registry()): WorkerMetrics {
     runningTurns: new Gauge({
       name: 'chunklog_worker_running_turns',
       help: 'Tabs this worker holds right now',
+      registers: [registry],
+    }),
+    webhookAttempts: new Counter({
+      name: 'chunklog_worker_webhook_attempts_total',
+      help: 'Webhook delivery attempts, by result',
+      labelNames: ['result'],
       registers: [registry],
     }),
   };

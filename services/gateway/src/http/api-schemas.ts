@@ -3,7 +3,10 @@ import {
   MessageModeSchema,
   TabConfigSchema,
   TabSchema,
+  WebhookDeliverySchema,
+  WebhookEndpointSchema,
 } from '@chunklog/chunk-core';
+import { WebhookEventTypesSchema, WebhookUrlSchema } from '@chunklog/store';
 import { z } from 'zod';
 
 /** Largest page a client may ask for (docs/architecture.md, "HTTP API"). */
@@ -147,11 +150,38 @@ export const ContextResponseSchema = z.object({
 
 export const HealthResponseSchema = z.object({ status: z.enum(['ok', 'unavailable']) });
 
+export const WebhookEndpointParamsSchema = z.object({ endpointId: z.uuid() });
+
+export const CreateWebhookBodySchema = z
+  .object({
+    url: WebhookUrlSchema.describe('an http(s) URL the events are POSTed to'),
+    eventTypes: WebhookEventTypesSchema.describe('the events to send, at least one'),
+  })
+  .strict();
+
+const WebhookSecretResponseSchema = z
+  .string()
+  .describe('the signing secret (whsec_...): shown only in this answer');
+
+/** Creation and rotation answer with the secret, the only time it is shown. */
+export const WebhookWithSecretResponseSchema = z.object({
+  endpoint: WebhookEndpointSchema,
+  secret: WebhookSecretResponseSchema,
+});
+export const WebhookListResponseSchema = z.object({ endpoints: z.array(WebhookEndpointSchema) });
+
+export const DeliveriesQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
+});
+export const DeliveryListResponseSchema = z.object({
+  deliveries: z.array(WebhookDeliverySchema).describe('newest first'),
+});
+
 /** What each error status means, for the OpenAPI document (codes as the error handler maps them). */
 const errorDescriptions = {
   400: 'invalid_input: params, query, headers or body do not match the schema (or the JSON does not parse); nothing was stored',
   401: 'unauthorized: no valid API key (or, on streams, stream ticket)',
-  404: "not_found: no such tab, or another tenant's",
+  404: "not_found: no such tab (or webhook endpoint), or another tenant's",
   409: 'conflict: the request clashes with the tab as it is (a turn is running)',
   413: 'payload_too_large: the body is larger than the gateway takes',
   415: 'unsupported_media_type: a body that is not application/json',

@@ -469,6 +469,10 @@ describe.each(backends)('gateway routes on $name', (backend) => {
         '/v1/tabs/{tabId}/ws',
         '/v1/tabs/{tabId}/context',
         '/v1/tabs/{tabId}/stream-tickets',
+        '/v1/webhooks',
+        '/v1/webhooks/{endpointId}',
+        '/v1/webhooks/{endpointId}/rotate-secret',
+        '/v1/webhooks/{endpointId}/deliveries',
       ]) {
         expect(paths).toContain(path);
       }

@@ -21,11 +21,30 @@ export function tabRouteCalls(tabId: string): RouteCall[] {
   ];
 }
 
-/** Every authenticated route: the tab collection, then every route of `tabId`. */
+/** Every route of the webhook API, the endpoint-scoped ones on `endpointId`. */
+export function webhookRouteCalls(endpointId: string): RouteCall[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v1/webhooks',
+      body: { url: 'https://example.com/hook', eventTypes: ['turn.completed'] },
+    },
+    { method: 'GET', path: '/v1/webhooks' },
+    { method: 'DELETE', path: `/v1/webhooks/${endpointId}` },
+    { method: 'POST', path: `/v1/webhooks/${endpointId}/rotate-secret` },
+    { method: 'GET', path: `/v1/webhooks/${endpointId}/deliveries` },
+  ];
+}
+
+/**
+ * Every authenticated route: the tab collection, every route of `tabId`, and the webhook API
+ * (on an endpoint id nobody has).
+ */
 export function apiRouteCalls(tabId: string): RouteCall[] {
   return [
     { method: 'POST', path: '/v1/tabs', body: {} },
     { method: 'GET', path: '/v1/tabs' },
     ...tabRouteCalls(tabId),
+    ...webhookRouteCalls('00000000-0000-4000-8000-000000000000'),
   ];
 }

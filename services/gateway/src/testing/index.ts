@@ -2,7 +2,7 @@
  * Test harnesses of the gateway (`@chunklog/gateway/testing`), for suites in this and other
  * packages; production code never imports them.
  */
-export { apiRouteCalls, type RouteCall, tabRouteCalls } from './api-routes';
+export { apiRouteCalls, type RouteCall, tabRouteCalls, webhookRouteCalls } from './api-routes';
 export { capturedLog } from './captured-log';
 export { expectedError } from './expected-error';
 export {

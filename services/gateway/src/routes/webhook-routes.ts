@@ -1,0 +1,124 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { tenantOf } from '../auth/auth-plugin';
+import {
+  CreateWebhookBodySchema,
+  DeliveriesQuerySchema,
+  DeliveryListResponseSchema,
+  errorResponses,
+  WebhookEndpointParamsSchema,
+  WebhookListResponseSchema,
+  WebhookWithSecretResponseSchema,
+} from '../http/api-schemas';
+import type { GatewayContext } from './gateway-context';
+import { newWebhookSecret } from './new-webhook-secret';
+
+/**
+ * The caller's webhook endpoints and their deliveries (docs/architecture.md, "Webhooks"). The
+ * server makes each secret and shows it once, at creation and at rotation.
+ */
+export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
+  app,
+  { context },
+) => {
+  const { store } = context;
+
+  app.post(
+    '/v1/webhooks',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Create a webhook endpoint; the answer holds its signing secret, shown only here',
+        body: CreateWebhookBodySchema,
+        response: {
+          201: WebhookWithSecretResponseSchema,
+          ...errorResponses(400, 401, 413, 415, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const secret = newWebhookSecret();
+      const endpoint = await store.createWebhookEndpoint({
+        tenantId: tenantOf(request),
+        url: request.body.url,
+        eventTypes: request.body.eventTypes,
+        secret,
+      });
+      return reply.code(201).send({ endpoint, secret });
+    },
+  );
+
+  app.get(
+    '/v1/webhooks',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: "The caller's webhook endpoints, oldest first (without their secrets)",
+        response: { 200: WebhookListResponseSchema, ...errorResponses(401, 429) },
+      },
+    },
+    async (request) => ({ endpoints: await store.listWebhookEndpoints(tenantOf(request)) }),
+  );
+
+  app.delete(
+    '/v1/webhooks/:endpointId',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Delete a webhook endpoint and its deliveries, pending ones included',
+        params: WebhookEndpointParamsSchema,
+        response: { 204: z.null(), ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      await store.deleteWebhookEndpoint(request.params.endpointId, {
+        tenantId: tenantOf(request),
+      });
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:endpointId/rotate-secret',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary:
+          'Replace the signing secret; attempts from now on are signed with the new one, shown only here',
+        params: WebhookEndpointParamsSchema,
+        response: {
+          200: WebhookWithSecretResponseSchema,
+          ...errorResponses(400, 401, 404, 429),
+        },
+      },
+    },
+    async (request) => {
+      const secret = newWebhookSecret();
+      const endpoint = await store.rotateWebhookSecret(request.params.endpointId, {
+        tenantId: tenantOf(request),
+        secret,
+      });
+      return { endpoint, secret };
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:endpointId/deliveries',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary:
+          "An endpoint's latest deliveries, newest first: status, attempts, last answer or error, next attempt",
+        params: WebhookEndpointParamsSchema,
+        querystring: DeliveriesQuerySchema,
+        response: { 200: DeliveryListResponseSchema, ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => ({
+      deliveries: await store.listWebhookDeliveries(request.params.endpointId, {
+        tenantId: tenantOf(request),
+        limit: request.query.limit,
+      }),
+    }),
+  );
+};
