@@ -19,8 +19,8 @@ COPY bench/package.json bench/
 # Dev dependencies are included on purpose: the services run TypeScript through tsx.
 RUN npm ci --include=dev --no-audit --no-fund
 COPY . .
-# The chat app the gateway serves at /; `npm start` finds it built and starts at once.
-RUN npm run build:web
+# The chat app the gateway serves at / and the bundles in dist/: `npm start` finds them built.
+RUN npm run build
 # The all-in-one default keeps its PGlite data in /data (mount a volume there), writable by the
 # unprivileged user the services run as. In a container it must listen beyond loopback, which it
 # only does with API_KEYS set: docker run -e HOST=0.0.0.0 -e API_KEYS=me:secret -p 8787:8787

@@ -6,8 +6,9 @@
  * - start.cold_ms: on a DATA_DIR that does not exist yet (goal ≤ 2,000), the PGlite template
  *   already made (by the unmeasured first start).
  * - start.warm_ms: on a DATA_DIR an earlier start made (goal ≤ 1,000).
- * - start.cold_ms.tsx / start.warm_ms.tsx: the same from the TypeScript sources through tsx, the
- *   way `npm start` ran before it ran the bundle, as the baseline of this run.
+ * - start.cold_ms.tsx / start.warm_ms.tsx: the same from the TypeScript sources through tsx and
+ *   with initdb in every new folder (PGLITE_TEMPLATE_DIR=off), the way `npm start` ran before
+ *   the bundle and the template, as the baseline of this run.
  * - start.cold_ratio / start.warm_ratio: the bundle's median ÷ the sources' median.
  */
 import { spawn } from 'node:child_process';
@@ -21,10 +22,10 @@ import { median } from './percentile';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runs = Number(process.env.BENCH_START_RUNS ?? 5);
 
-/** How each contender starts the all-in-one process: node's arguments. */
+/** How each contender starts the all-in-one process: node's arguments, and its template use. */
 const contenders = {
-  bundle: ['dist/all-in-one.js'],
-  tsx: ['--import', 'tsx', 'services/all-in-one/src/main.ts'],
+  bundle: { args: ['dist/all-in-one.js'], template: true },
+  tsx: { args: ['--import', 'tsx', 'services/all-in-one/src/main.ts'], template: false },
 } as const;
 type Contender = keyof typeof contenders;
 
@@ -42,14 +43,14 @@ async function timeStart(
 ): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [...contenders[contender]], {
+  const child = spawn(process.execPath, [...contenders[contender].args], {
     cwd: root,
     env: {
       ...process.env,
       DATA_DIR: dataDir,
       PORT: String(port),
       LOG_LEVEL: 'warn',
-      PGLITE_TEMPLATE_DIR: templatesFolder,
+      PGLITE_TEMPLATE_DIR: contenders[contender].template ? templatesFolder : 'off',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -26,15 +26,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const distDir = join(root, 'dist');
 const hashFile = '.source-hash';
 
-/** The entry files of dist/, one per runnable process or command. */
-const entryPoints = {
-  'all-in-one': 'services/all-in-one/src/main.ts',
-  gateway: 'services/gateway/src/main.ts',
-  'agent-worker': 'services/agent-worker/src/main.ts',
-  'anthropic-sim': 'packages/anthropic-sim/src/main.ts',
-  migrate: 'packages/store/src/migrate-main.ts',
-  'create-api-key': 'services/gateway/src/create-api-key-main.ts',
-};
+/** The entry files of dist/, one per runnable process or command: dist/<name>.js ← its main. */
+const entryPoints = JSON.parse(readFileSync(join(root, 'scripts', 'entry-points.json'), 'utf8'));
 
 function files(path) {
   if (!existsSync(path)) return [];
@@ -51,6 +44,7 @@ const workspaceFolders = ['packages', 'services'].flatMap((group) =>
 );
 const inputs = [
   fileURLToPath(import.meta.url),
+  join(root, 'scripts', 'entry-points.json'),
   join(root, 'package.json'),
   ...workspaceFolders.flatMap((folder) => [
     ...files(join(folder, 'package.json')),

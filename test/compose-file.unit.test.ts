@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import entryPoints from '../scripts/entry-points.json';
 
 const root = join(import.meta.dirname, '..');
 const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as Record<
@@ -12,10 +13,16 @@ const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { 
   services: Record<string, { command?: string[]; image?: string; deploy?: { replicas?: number } }>;
 };
 
-/** The file a `tsx <file>` script runs, so the test can check it exists. */
+/**
+ * The source file a script runs, `tsx <file>` or the bundle `node dist/<name>.js` built from it
+ * (scripts/entry-points.json), so the test can check it exists.
+ */
 function scriptEntry(script: string): string | null {
-  // `exec` hands the shell's process over to tsx, so a SIGTERM to npm reaches the service.
-  return /^(?:exec )?tsx (\S+\.ts)$/.exec(script)?.[1] ?? null;
+  // `exec` hands the shell's process over to node, so a SIGTERM to npm reaches the service.
+  const source = /^(?:exec )?tsx (\S+\.ts)$/.exec(script)?.[1];
+  if (source) return source;
+  const bundle = /^(?:exec )?node dist\/([\w-]+)\.js$/.exec(script)?.[1];
+  return bundle ? ((entryPoints as Record<string, string>)[bundle] ?? null) : null;
 }
 
 describe('docker-compose.yml', () => {

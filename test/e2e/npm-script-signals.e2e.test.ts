@@ -75,7 +75,7 @@ describe('npm scripts and signals', () => {
       scripts: Record<string, string>;
     };
     for (const name of ['start', 'start:gateway', 'start:worker', 'sim']) {
-      expect(manifest.scripts[name], name).toMatch(/^exec tsx /);
+      expect(manifest.scripts[name], name).toMatch(/^exec node /);
     }
   });
 });

@@ -10,7 +10,7 @@ export const AllInOneConfigSchema = z.object({
   ...listenEnv({ port: 8787 }),
   /** Where PGlite keeps its files; data survives restarts. */
   DATA_DIR: z.string().min(1).default('.data'),
-  /** Where the migrated template a new DATA_DIR is copied from is made once (a cache). */
+  /** Where the migrated template a new DATA_DIR is copied from is made once (a cache); `off`: none. */
   PGLITE_TEMPLATE_DIR: z.string().min(1).optional(),
   /** The user's cache folder (XDG); the template's default home is chunklog/ in it. */
   XDG_CACHE_HOME: z.string().min(1).optional(),
@@ -35,8 +35,12 @@ export function parseAllInOneConfig(environment: NodeJS.ProcessEnv): AllInOneCon
   return parseEnv(AllInOneConfigSchema, environment);
 }
 
-/** PGLITE_TEMPLATE_DIR, or chunklog/ in the user's cache folder (~/.cache unless XDG_CACHE_HOME). */
-export function pgliteTemplatesFolder(config: AllInOneConfig): string {
+/**
+ * PGLITE_TEMPLATE_DIR, or chunklog/ in the user's cache folder (~/.cache unless
+ * XDG_CACHE_HOME); null for `off`: every new data folder runs initdb.
+ */
+export function pgliteTemplatesFolder(config: AllInOneConfig): string | null {
+  if (config.PGLITE_TEMPLATE_DIR === 'off') return null;
   return (
     config.PGLITE_TEMPLATE_DIR ??
     join(config.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'chunklog')

@@ -62,6 +62,10 @@ describe('pgliteTemplatesFolder', () => {
     expect(pgliteTemplatesFolder(config)).toBe('/var/cache/t');
   });
 
+  it('is null for off: every new data folder runs initdb', () => {
+    expect(pgliteTemplatesFolder(parseAllInOneConfig({ PGLITE_TEMPLATE_DIR: 'off' }))).toBeNull();
+  });
+
   it('is chunklog/ in XDG_CACHE_HOME, else in ~/.cache', () => {
     expect(pgliteTemplatesFolder(parseAllInOneConfig({ XDG_CACHE_HOME: '/x' }))).toBe(
       '/x/chunklog',

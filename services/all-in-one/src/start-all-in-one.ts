@@ -56,7 +56,7 @@ export async function startAllInOne(
     store = createPgliteStore({
       dataDir,
       // A new folder starts as a copy of a migrated template instead of PGlite's initdb.
-      templatesFolder: pgliteTemplatesFolder(config),
+      templatesFolder: pgliteTemplatesFolder(config) ?? undefined,
       onTemplateError: (error) =>
         logger
           .child({ service: 'all-in-one' })

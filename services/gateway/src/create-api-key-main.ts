@@ -1,6 +1,6 @@
 /**
  * Creates an API key for a tenant (creating the tenant if needed) and prints it once; only its
- * hash is stored. Usage: `DATABASE_URL=... tsx services/gateway/src/create-api-key-main.ts <tenant>`
+ * hash is stored. Usage: `DATABASE_URL=... npm run create-api-key -- <tenant>`
  */
 import { randomBytes } from 'node:crypto';
 import { createPostgresStore } from '@chunklog/store';
@@ -9,7 +9,7 @@ import { z } from 'zod';
 const ArgumentsSchema = z.object({
   DATABASE_URL: z.url({ error: 'DATABASE_URL is required: a postgres:// URL' }),
   tenant: z
-    .string({ error: 'usage: create-api-key-main.ts <tenant-name>' })
+    .string({ error: 'usage: npm run create-api-key -- <tenant-name>' })
     .regex(/^[^:,\s]+$/, { error: 'a tenant name has no colon, comma or space' }),
 });
 const parsed = ArgumentsSchema.safeParse({
