@@ -42,6 +42,7 @@ if ! have node:24-bookworm-slim; then
     tar -xzf npm-*.tgz -C npm --strip-components=1
     rm -f ./*.tgz
   )
+  cp "${HOST_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}" "$context/ca-certificates.crt"
   build -t node:24-bookworm-slim -f "$here/images/node.Dockerfile" "$context"
   rm -rf "$context"
 fi
