@@ -25,10 +25,11 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 
-# What the bundles import at run time: the all-in-one workspace's production dependencies, which
-# cover every process. The workspace packages themselves are inside the bundles.
+# What the bundles import at run time: the workspaces' production dependencies (the chat app's
+# packages are build-time only, bundled into apps/web/dist). The workspace packages themselves
+# are inside the bundles.
 FROM manifests AS production-dependencies
-RUN npm ci --omit=dev --workspace=@chunklog/all-in-one --no-audit --no-fund \
+RUN npm ci --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/@chunklog \
  && npm cache clean --force
 

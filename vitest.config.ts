@@ -12,6 +12,8 @@ export default defineConfig({
     ],
     // The compose tests need a Docker engine and build images: `npm run test:compose`.
     exclude: [...configDefaults.exclude, 'test/compose/**'],
+    // Postgres and NATS in containers when no URL is given and a Docker engine answers.
+    globalSetup: ['packages/test-infra/src/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -23,7 +23,8 @@ start_engine() {
   if docker info >/dev/null 2>&1; then return 0; fi
   echo "== starting dockerd (log: $ENGINE_STATE_DIR/dockerd.log)"
   mkdir -p "$ENGINE_STATE_DIR"
-  dockerd >"$ENGINE_STATE_DIR/dockerd.log" 2>&1 &
+  # Ports published without an address (testcontainers publishes so) bind to loopback only.
+  dockerd --ip=127.0.0.1 >"$ENGINE_STATE_DIR/dockerd.log" 2>&1 &
   echo $! >"$ENGINE_STATE_DIR/dockerd.pid"
   ENGINE_STARTED=1
   for _ in $(seq 1 60); do

@@ -2,6 +2,14 @@
 # First boot: initdb, then a temporary server on the Unix socket only (as the official image
 # does) to create the database, then the real server on every address.
 set -eu
+# Started as root (the official image is too): own the data folder, whatever is mounted there
+# (a volume, a tmpfs), then go on as the postgres user.
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$PGDATA"
+  chown postgres:postgres "$PGDATA"
+  chmod 700 "$PGDATA"
+  exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
+fi
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   pwfile="$(mktemp)"
   printf '%s\n' "${POSTGRES_PASSWORD:?POSTGRES_PASSWORD is required}" > "$pwfile"

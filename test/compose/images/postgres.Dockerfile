@@ -10,7 +10,6 @@ RUN apt-get update -qq \
  && chmod 700 /var/lib/postgresql/data
 ENV PATH=/usr/lib/postgresql/15/bin:$PATH PGDATA=/var/lib/postgresql/data
 COPY postgres-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
-USER postgres
 STOPSIGNAL SIGINT
 EXPOSE 5432
 ENTRYPOINT ["docker-entrypoint.sh"]
