@@ -34,6 +34,17 @@ async function streams(service: string): Promise<StreamInfo[]> {
   return (jsz.account_details ?? []).flatMap((account) => account.stream_detail ?? []);
 }
 
+/** The intake stream's state, once it exists. */
+async function intakeStream(timeoutMs: number): Promise<StreamInfo> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const intake = (await streams('nats')).find((stream) => stream.name.includes('intake'));
+    if (intake) return intake;
+    if (Date.now() > deadline) throw new Error(`no intake stream in ${timeoutMs} ms`);
+    await sleep(1_000);
+  }
+}
+
 /** The compose service of a NATS node's server name (`nats-1` is the service `nats`). */
 const serviceOf = (serverName: string) => (serverName === 'nats-1' ? 'nats' : serverName);
 
@@ -82,8 +93,10 @@ describe('the clustered stack (docker-compose.cluster.yml)', () => {
     expect(await project.containers('nats-3')).toHaveLength(1);
     expect(await project.containers('agent-worker')).toHaveLength(3);
     expect(await project.containers('gateway-2')).toHaveLength(1);
-    const intake = (await streams('nats')).find((stream) => stream.name.includes('intake'));
-    expect(intake?.config.num_replicas).toBe(3);
+    // The workers create the stream when they start consuming.
+    const intake = await intakeStream(120_000);
+    expect(intake.config.num_replicas).toBe(3);
+    expect(intake.cluster?.replicas).toHaveLength(2);
   });
 
   it('loses no accepted message and repeats no seq when a NATS node dies mid-turn and comes back', async () => {
@@ -111,8 +124,8 @@ describe('the clustered stack (docker-compose.cluster.yml)', () => {
     await Promise.all(
       watchers.map((w) => w.waitFor((event) => event.event === 'chunk-delta', 60_000)),
     );
-    const intake = (await streams('nats')).find((stream) => stream.name.includes('intake'));
-    const victim = serviceOf(intake?.cluster?.leader ?? 'nats-2');
+    const intake = await intakeStream(30_000);
+    const victim = serviceOf(intake.cluster?.leader ?? 'nats-2');
     const [victimContainer] = await project.containers(victim);
     const killedAt = Date.now();
     await docker('kill', victimContainer!);
