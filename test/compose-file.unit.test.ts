@@ -22,12 +22,13 @@ function composeFile(name: string): { services: Record<string, Service> } {
 
 const compose = composeFile('docker-compose.yml');
 const cluster = composeFile('docker-compose.cluster.yml');
-/** The processes `npm run build` bundles into dist/ (scripts/build.mjs names them). */
-const bundled = [
-  ...readFileSync(join(root, 'scripts/build.mjs'), 'utf8').matchAll(
-    /'?([\w-]+)'?: '\S+\/main\.ts'|'?([\w-]+)'?: '\S+-main\.ts'/g,
-  ),
-].map((match) => match[1] ?? match[2]);
+/** The processes `npm run build` bundles into dist/. */
+const bundled = Object.keys(
+  JSON.parse(readFileSync(join(root, 'scripts/entry-points.json'), 'utf8')) as Record<
+    string,
+    string
+  >,
+);
 const seconds = (duration: string | undefined) => Number(/^(\d+)s$/.exec(duration ?? '')?.[1]);
 
 describe('docker-compose.yml', () => {
