@@ -183,6 +183,14 @@ describe('POST /v1/messages', () => {
     });
   });
 
+  it('answers GET /healthz for a container health check without recording it as a request', async () => {
+    const recorded = sim.simulator.requests.length;
+    const health = await fetch(`${sim.simulator.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(sim.simulator.requests.length).toBe(recorded);
+  });
+
   it('answers an unknown route with not_found_error and a missing key with authentication_error', async () => {
     const missing = await post('/v1/complete', {});
     expect(missing.status).toBe(404);

@@ -165,6 +165,11 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   }
 
   const server = createServer((request, response) => {
+    // A container health check, answered before recording: probes are not model traffic.
+    if (request.method === 'GET' && request.url === '/healthz') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
     const started = performance.now();
     const record: SimulatorRequest = {
       requestId: `req_${randomBytes(12).toString('hex')}`,

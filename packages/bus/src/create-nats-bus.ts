@@ -26,6 +26,8 @@ export interface NatsBusOptions {
   logger?: BusLogger;
   /** JetStream duplicate window for enqueue msgIds, set when a queue's stream is created. */
   dedupeWindowMs?: number;
+  /** How many servers of a JetStream cluster hold each queue's stream (set when created); 1. */
+  streamReplicas?: number;
   /** Default reply timeout of request(). */
   requestTimeoutMs?: number;
   /** Wait between reconnect attempts (plus up to 250 ms of jitter); attempts never stop. */
@@ -60,6 +62,7 @@ export async function createNatsBus(options: NatsBusOptions): Promise<Bus> {
     names,
     logger,
     dedupeWindowMs: options.dedupeWindowMs ?? 120_000,
+    streamReplicas: options.streamReplicas ?? 1,
     pullExpiresMs: options.pullExpiresMs ?? 5_000,
   });
   let closing = false;

@@ -27,6 +27,8 @@ export function createJetStreamProvisioning(options: {
   names: NatsNames;
   /** The stream's duplicate window for enqueue msgIds. */
   dedupeWindowMs: number;
+  /** Servers holding each stream; an existing stream keeps the count it was created with. */
+  streamReplicas: number;
 }): JetStreamProvisioning {
   const { manager, names } = options;
   const streamsEnsured = new Map<string, Promise<void>>();
@@ -49,6 +51,7 @@ export function createJetStreamProvisioning(options: {
           retention: RetentionPolicy.Workqueue,
           storage: StorageType.File,
           duplicate_window: nanos(options.dedupeWindowMs),
+          num_replicas: options.streamReplicas,
         });
       })();
       streamsEnsured.set(queue, ensured);

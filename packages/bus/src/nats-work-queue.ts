@@ -21,6 +21,7 @@ export interface NatsWorkQueueOptions {
   names: NatsNames;
   logger: BusLogger;
   dedupeWindowMs: number;
+  streamReplicas: number;
   /** How long one pull for work items stays open; bounds how fast a consumer notices a restart. */
   pullExpiresMs: number;
 }
@@ -38,6 +39,7 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
     manager: link.manager,
     names,
     dedupeWindowMs: options.dedupeWindowMs,
+    streamReplicas: options.streamReplicas,
   });
   const consumers = new Set<Subscription>();
 

@@ -35,11 +35,20 @@ export const databaseEnv = {
     .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL'),
 };
 
-/** NATS_URL, and the subject prefix that keeps deployments on one NATS server apart. */
+/**
+ * NATS_URL (one server, or a comma-separated list of a cluster's servers), the subject prefix
+ * that keeps deployments on one NATS server apart, and how many servers hold each work-queue
+ * stream.
+ */
 export const natsEnv = {
-  NATS_URL: z.string({ error: 'required, e.g. nats://127.0.0.1:4222' }).min(1),
+  NATS_URL: z
+    .string({ error: 'required, e.g. nats://127.0.0.1:4222' })
+    .min(1)
+    .transform((value) => value.split(',').map((server) => server.trim())),
   /** Must be the same for the gateways and workers of one deployment. */
   NATS_SUBJECT_PREFIX: z.string().min(1).optional(),
+  /** Replicas of the intake stream when it is created: 3 on a three-node JetStream cluster. */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
 };
 
 /** The model defaults: a tab's config overrides them. */

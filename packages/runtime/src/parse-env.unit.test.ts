@@ -20,6 +20,8 @@ describe('parseEnv', () => {
   it('fills the defaults of every piece', () => {
     expect(parseEnv(ServiceEnv, valid)).toEqual({
       ...valid,
+      NATS_URL: ['nats://nats:4222'],
+      NATS_STREAM_REPLICAS: 1,
       MODEL: 'claude-sonnet-4-6',
       MAX_STEPS: 25,
       MAX_TOKENS: 4096,
@@ -38,6 +40,20 @@ describe('parseEnv', () => {
     });
     expect(env).toMatchObject({ PORT: 0, MAX_STEPS: 3 });
     expect(env.NATS_SUBJECT_PREFIX).toBeUndefined();
+  });
+
+  it("reads a NATS cluster's servers from a comma-separated NATS_URL", () => {
+    const env = parseEnv(ServiceEnv, {
+      ...valid,
+      NATS_URL: 'nats://nats-1:4222, nats://nats-2:4222,nats://nats-3:4222',
+      NATS_STREAM_REPLICAS: '3',
+    });
+    expect(env.NATS_URL).toEqual([
+      'nats://nats-1:4222',
+      'nats://nats-2:4222',
+      'nats://nats-3:4222',
+    ]);
+    expect(env.NATS_STREAM_REPLICAS).toBe(3);
   });
 
   it('names every problem in one error', () => {

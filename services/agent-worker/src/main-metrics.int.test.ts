@@ -37,7 +37,9 @@ describe('npm run start:worker with METRICS_PORT', () => {
     expect(series.get(`chunklog_build_info{version="0.1.0",node="${process.version}"}`)).toBe(1);
     expect(series.get('nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
     expect(series.get('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
-    expect((await fetch(metricsUrl.replace('/metrics', '/healthz'))).status).toBe(200);
+    const health = await fetch(metricsUrl.replace('/metrics', '/healthz'));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok', store: 'reachable', bus: 'reachable' });
 
     const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
     worker.kill('SIGTERM');

@@ -38,6 +38,7 @@ await startStep(SERVICE, 'Postgres (DATABASE_URL)', () => store.migrate());
 const bus = await startStep(SERVICE, 'NATS (NATS_URL)', () =>
   createNatsBus({
     servers: config.NATS_URL,
+    streamReplicas: config.NATS_STREAM_REPLICAS,
     name: `chunklog-worker-${workerId}`,
     logger: logger.child({ component: 'bus' }),
     ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),
@@ -73,7 +74,12 @@ const metricsServer =
     : await startStep(SERVICE, 'metrics server (METRICS_PORT)', () =>
         serveWorkerMetrics({
           registry: metrics.registry,
-          health: () => worker.health(),
+          // The store's state comes from the worker's own calls (its lease sweep queries the
+          // store every LEASE_MS / 4); the bus answers a round trip.
+          health: async () => ({
+            ...worker.health(),
+            bus: (await bus.ready()) ? 'reachable' : 'unreachable',
+          }),
           host: config.METRICS_HOST,
           port: config.METRICS_PORT!,
         }),

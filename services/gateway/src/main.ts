@@ -48,6 +48,7 @@ await startStep('gateway', 'Postgres (DATABASE_URL)', async () => {
 const bus = await startStep('gateway', 'NATS (NATS_URL)', () =>
   createNatsBus({
     servers: config.NATS_URL,
+    streamReplicas: config.NATS_STREAM_REPLICAS,
     name: 'chunklog-gateway',
     logger: logger.child({ component: 'bus' }),
     ...(config.NATS_SUBJECT_PREFIX ? { subjectPrefix: config.NATS_SUBJECT_PREFIX } : {}),

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExposition } from '../testing/parse-exposition';
-import { type MetricsServer, serveWorkerMetrics } from './metrics-server';
+import { type ConnectionHealth, type MetricsServer, serveWorkerMetrics } from './metrics-server';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics';
 
 let metrics: WorkerMetrics;
@@ -41,25 +41,29 @@ describe('the worker metrics server (METRICS_PORT)', () => {
     expect((await fetch(`${server.url}/metrics`, { method: 'POST' })).status).toBe(405);
   });
 
-  it('says on /healthz and /readyz whether the store is reachable; only /readyz fails', async () => {
-    let store: 'reachable' | 'unreachable' = 'reachable';
+  it('answers 503 on /healthz and /readyz while the store or the bus is unreachable, naming which', async () => {
+    let health: ConnectionHealth = { store: 'reachable', bus: 'reachable' };
     const withHealth = await serveWorkerMetrics({
       registry: new Registry(),
       host: '127.0.0.1',
       port: 0,
-      health: () => ({ store }),
+      health: async () => health,
     });
     try {
-      const ready = await fetch(`${withHealth.url}/readyz`);
-      expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ok', store: 'reachable' });
-      store = 'unreachable';
-      const notReady = await fetch(`${withHealth.url}/readyz`);
-      expect(notReady.status).toBe(503);
-      expect(await notReady.json()).toEqual({ status: 'unavailable', store: 'unreachable' });
-      const alive = await fetch(`${withHealth.url}/healthz`);
-      expect(alive.status).toBe(200);
-      expect(await alive.json()).toEqual({ status: 'ok', store: 'unreachable' });
+      for (const path of ['/healthz', '/readyz']) {
+        health = { store: 'reachable', bus: 'reachable' };
+        const ready = await fetch(`${withHealth.url}${path}`);
+        expect(ready.status, path).toBe(200);
+        expect(await ready.json()).toEqual({ status: 'ok', ...health });
+        health = { store: 'unreachable', bus: 'reachable', unreachableForMs: 1_500 };
+        const noStore = await fetch(`${withHealth.url}${path}`);
+        expect(noStore.status, path).toBe(503);
+        expect(await noStore.json()).toEqual({ status: 'unavailable', ...health });
+        health = { store: 'reachable', bus: 'unreachable' };
+        const noBus = await fetch(`${withHealth.url}${path}`);
+        expect(noBus.status, path).toBe(503);
+        expect(await noBus.json()).toEqual({ status: 'unavailable', ...health });
+      }
     } finally {
       await withHealth.close();
     }

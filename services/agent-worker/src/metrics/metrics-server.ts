@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
@@ -9,16 +9,24 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** The state of the worker's connections, as `/healthz` and `/readyz` report it. */
+export interface ConnectionHealth {
+  store: 'reachable' | 'unreachable';
+  bus: 'reachable' | 'unreachable';
+  /** How long the store has been unreachable. */
+  unreachableForMs?: number;
+}
+
 /**
  * Serves `GET /metrics` (Prometheus text of `registry`), `GET /healthz` and `GET /readyz` with
  * node:http: the worker has no other HTTP surface, so a framework would be weight without
- * purpose. With `health`, both name the store's state; `/healthz` stays 200 through a store
- * outage (the worker waits it out: restarting it would not help), `/readyz` answers 503 while
- * the store is unreachable.
+ * purpose. With `health`, both name the state of the store and the bus and answer 503 while
+ * either is unreachable: a container health check sees a worker that cannot work, while the
+ * worker itself waits the outage out (restarting it would not help).
  */
 export async function serveWorkerMetrics(options: {
   registry: Registry;
-  health?: () => { store: 'reachable' | 'unreachable' };
+  health?: () => Promise<ConnectionHealth>;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -31,12 +39,7 @@ export async function serveWorkerMetrics(options: {
       return;
     }
     if (path === '/healthz' || path === '/readyz') {
-      const health = options.health?.();
-      const ready = path === '/healthz' || health === undefined || health.store === 'reachable';
-      const body = { status: ready ? 'ok' : 'unavailable', ...health };
-      response
-        .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
-        .end(JSON.stringify(body));
+      void answerHealth(response);
       return;
     }
     if (path !== '/metrics') {
@@ -53,6 +56,16 @@ export async function serveWorkerMetrics(options: {
       },
     );
   });
+  async function answerHealth(response: ServerResponse): Promise<void> {
+    const health = await options.health?.();
+    const ready =
+      health === undefined || (health.store === 'reachable' && health.bus === 'reachable');
+    const body = { status: ready ? 'ok' : 'unavailable', ...health };
+    response
+      .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
+      .end(JSON.stringify(body));
+  }
+
   // Scrapers keep connections alive; close() must not wait for them.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
