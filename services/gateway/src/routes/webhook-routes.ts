@@ -28,6 +28,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'createWebhook',
         summary: 'Create a webhook endpoint; the answer holds its signing secret, shown only here',
         body: CreateWebhookBodySchema,
         response: {
@@ -53,6 +54,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'listWebhooks',
         summary: "The caller's webhook endpoints, oldest first (without their secrets)",
         response: { 200: WebhookListResponseSchema, ...errorResponses(401, 429) },
       },
@@ -65,6 +67,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'deleteWebhook',
         summary: 'Delete a webhook endpoint and its deliveries, pending ones included',
         params: WebhookEndpointParamsSchema,
         response: { 204: z.null(), ...errorResponses(400, 401, 404, 429) },
@@ -83,6 +86,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'rotateWebhookSecret',
         summary:
           'Replace the signing secret; attempts from now on are signed with the new one, shown only here',
         params: WebhookEndpointParamsSchema,
@@ -107,6 +111,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     {
       schema: {
         tags: ['webhooks'],
+        operationId: 'listWebhookDeliveries',
         summary:
           "An endpoint's latest deliveries, newest first: status, attempts, last answer or error, next attempt",
         params: WebhookEndpointParamsSchema,
