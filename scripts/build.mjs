@@ -9,57 +9,21 @@
  * `npm start` can run it every time. The build goes to a temporary folder that replaces dist/
  * whole, so a process starting from dist/ never sees half a build.
  */
-import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { join, relative } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildIfChanged, listFiles } from './build-if-changed.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const distDir = join(root, 'dist');
-const hashFile = '.source-hash';
 
 /** The entry files of dist/, one per runnable process or command: dist/<name>.js ← its main. */
 const entryPoints = JSON.parse(readFileSync(join(root, 'scripts', 'entry-points.json'), 'utf8'));
-
-function files(path) {
-  if (!existsSync(path)) return [];
-  if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path)
-    .sort()
-    .flatMap((name) => files(join(path, name)));
-}
 
 const workspaceFolders = ['packages', 'services'].flatMap((group) =>
   readdirSync(join(root, group))
     .sort()
     .map((name) => join(root, group, name)),
 );
-const inputs = [
-  fileURLToPath(import.meta.url),
-  join(root, 'scripts', 'entry-points.json'),
-  join(root, 'package.json'),
-  ...workspaceFolders.flatMap((folder) => [
-    ...files(join(folder, 'package.json')),
-    ...files(join(folder, 'src')).filter((file) => !file.endsWith('.test.ts')),
-  ]),
-];
-const hash = createHash('sha256');
-for (const file of inputs) {
-  hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
-}
-const sourceHash = hash.digest('hex');
-
-/** The source hash dist/ was built from, or null. */
-const builtFrom = () =>
-  existsSync(join(distDir, hashFile)) ? readFileSync(join(distDir, hashFile), 'utf8') : null;
 
 /** Bare imports of anything but a workspace package stay imports, resolved at run time. */
 const externalPackages = {
@@ -71,12 +35,21 @@ const externalPackages = {
   },
 };
 
-const force = process.argv[2] === '--force';
-if (builtFrom() === sourceHash && !force) {
-  console.log('server: dist/ is up to date');
-} else {
-  const outDir = join(root, `dist.building-${process.pid}`);
-  try {
+await buildIfChanged({
+  label: 'server',
+  root,
+  distDir: join(root, 'dist'),
+  inputs: [
+    fileURLToPath(import.meta.url),
+    fileURLToPath(new URL('./build-if-changed.mjs', import.meta.url)),
+    join(root, 'scripts', 'entry-points.json'),
+    join(root, 'package.json'),
+    ...workspaceFolders.flatMap((folder) => [
+      ...listFiles(join(folder, 'package.json')),
+      ...listFiles(join(folder, 'src')).filter((file) => !file.endsWith('.test.ts')),
+    ]),
+  ],
+  async build(outDir) {
     // Imported only when there is something to build: an up-to-date start does not wait for it.
     const { build } = await import('esbuild');
     await build({
@@ -90,15 +63,5 @@ if (builtFrom() === sourceHash && !force) {
       plugins: [externalPackages],
       logLevel: 'warning',
     });
-    writeFileSync(join(outDir, hashFile), sourceHash);
-    // Two builds at once both finish: the first one's dist/ stays, so a process already
-    // starting from it never sees it replaced by the same files.
-    if (builtFrom() !== sourceHash || force) {
-      rmSync(distDir, { recursive: true, force: true });
-      renameSync(outDir, distDir);
-    }
-    console.log('server: built into dist/');
-  } finally {
-    rmSync(outDir, { recursive: true, force: true });
-  }
-}
+  },
+});
