@@ -63,7 +63,7 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
   return {
     async append(tabId, chunks, options) {
       const id = requireTabId(tabId);
-      const { chunksJson, chunkIds, expectedSeq } = validateAppend(id, chunks, options);
+      const validated = validateAppend(id, chunks, options);
       // One span per append, whether it commits alone or in a group commit's batch (the batch's
       // size is on the span): the trace shows each writer's wait and commit.
       return inSpan(
@@ -74,10 +74,10 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
             'db.system.name': 'postgresql',
             'db.operation.name': 'chunklog_append',
             'chunklog.tab_id': id,
-            'chunklog.append.chunks': chunkIds.length,
+            'chunklog.append.chunks': validated.chunkIds.length,
           },
         },
-        () => groupCommit.append({ tabId: id, chunksJson, chunkIds, expectedSeq }),
+        () => groupCommit.append({ tabId: id, ...validated }),
       );
     },
 

@@ -1,5 +1,6 @@
-import type { Chunk } from '@chunklog/chunk-core';
+import type { Chunk, NewChunk } from '@chunklog/chunk-core';
 import { type Span, trace } from '@opentelemetry/api';
+import type { BigintValue } from '../input';
 import { mapDatabaseError, sqlState } from '../map-database-error';
 import type { SqlClient } from '../sql-client';
 import type { AppendMetrics } from './append-metrics';
@@ -9,6 +10,8 @@ import { type BatchLimits, takeBatch } from './take-batch';
 /** A validated append, as chunklog_append takes it. */
 export interface AppendRequest {
   tabId: string;
+  /** The validated chunks, in order. */
+  chunks: readonly NewChunk[];
   chunksJson: string;
   /** Its chunks' ids, in order. */
   chunkIds: string[];
@@ -24,9 +27,11 @@ interface Waiting extends AppendRequest {
   reject(error: unknown): void;
 }
 
-interface BatchRow extends ChunkRow {
-  item: number;
-  deferred: boolean;
+/** A row a batch stored: id, seq and time only, as the append holds the rest. */
+interface BatchRow extends Record<string, unknown> {
+  id: string;
+  seq: BigintValue;
+  created_at_ms: number;
 }
 
 export interface GroupCommitOptions {
@@ -90,17 +95,40 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
     }
   }
 
+  /**
+   * The batch in one statement: chunklog_append_batch_distinct when every append carries one
+   * chunk and no tab comes twice (the common case, a plainer statement), chunklog_append_batch
+   * otherwise. Both write nothing for a tab that does not exist or whose expected seq does not
+   * match, and return the rows they stored.
+   */
+  function batchStatement(batch: Waiting[]): { name: string; values: string[] } {
+    const tabs = new Set<string>();
+    let distinct = true;
+    for (const item of batch) {
+      if (item.chunks.length !== 1 || tabs.has(item.tabId)) distinct = false;
+      tabs.add(item.tabId);
+    }
+    const chunks = distinct
+      ? batch.map((item) => item.chunksJson.slice(1, -1))
+      : batch.map((item) => item.chunksJson);
+    return {
+      name: distinct ? 'chunklog_append_batch_distinct' : 'chunklog_append_batch',
+      values: [
+        `{${batch.map((item) => item.tabId).join(',')}}`,
+        `[${chunks.join(',')}]`,
+        `{${batch.map((item) => item.expectedSeq ?? 'NULL').join(',')}}`,
+      ],
+    };
+  }
+
   async function runBatch(batch: Waiting[]): Promise<void> {
+    const statement = batchStatement(batch);
     let rows: BatchRow[];
     try {
       rows = await client.query<BatchRow>(
-        'SELECT * FROM chunklog_append_batch($1::uuid[], $2::jsonb, $3::bigint[])',
-        [
-          `{${batch.map((item) => item.tabId).join(',')}}`,
-          `[${batch.map((item) => item.chunksJson).join(',')}]`,
-          `{${batch.map((item) => item.expectedSeq ?? 'NULL').join(',')}}`,
-        ],
-        'chunklog_append_batch',
+        `SELECT * FROM ${statement.name}($1::uuid[], $2::jsonb, $3::bigint[])`,
+        statement.values,
+        statement.name,
       );
     } catch (error) {
       if (oneByOneAfter(sqlState(error))) {
@@ -113,27 +141,25 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
       for (const item of batch) item.reject(mapped);
       return;
     }
-    // Stored rows come back by chunk id (no chunk id is in two appends of one batch); a
-    // deferred append by its place in the batch.
-    const itemOfChunk = new Map<string, number>();
-    for (const [index, item] of batch.entries()) {
-      for (const id of item.chunkIds) itemOfChunk.set(id, index);
+    // Stored rows come back by chunk id (no chunk id is in two appends of one batch). An append
+    // whose chunks did not come back was left out: its tab does not exist, or its expected seq
+    // did not match.
+    const stored = new Map<string, BatchRow>();
+    for (const row of rows) stored.set(row.id, row);
+    const leftOut: Waiting[] = [];
+    for (const item of batch) {
+      const chunks: Chunk[] = [];
+      for (const chunk of item.chunks) {
+        const row = stored.get(chunk.id);
+        if (row === undefined) break;
+        chunks.push({ ...chunk, seq: Number(row.seq), createdAt: row.created_at_ms } as Chunk);
+      }
+      if (chunks.length === item.chunks.length) item.resolve(chunks);
+      else leftOut.push(item);
     }
-    const stored = batch.map((): ChunkRow[] => []);
-    const deferred = new Set<number>();
-    for (const row of rows) {
-      if (row.deferred) deferred.add(row.item - 1);
-      else stored[itemOfChunk.get(row.id) ?? -1]?.push(row);
-    }
-    for (const [index, item] of batch.entries()) {
-      if (deferred.has(index)) continue;
-      const chunks = stored[index]!.map((row) => chunkFromRow(item.tabId, row));
-      item.resolve(chunks.sort((left, right) => left.seq - right.seq));
-    }
-    // In call order, after the batch committed: each gets exactly its answer alone.
-    for (const [index, item] of batch.entries()) {
-      if (deferred.has(index)) await settleOne(item);
-    }
+    // In call order, after the batch committed: each gets exactly its answer alone (appending
+    // is idempotent by chunk id, so even a partly stored append would be answered whole).
+    for (const item of leftOut) await settleOne(item);
   }
 
   function wakeIdleWaiters(): void {

@@ -1,4 +1,4 @@
-import { type Chunk, ConflictError, NotFoundError } from '@chunklog/chunk-core';
+import { type Chunk, ConflictError, type NewChunk, NotFoundError } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import type { SqlClient } from '../sql-client';
 import { type AppendRequest, createGroupCommit } from './group-commit';
@@ -41,7 +41,14 @@ const metrics = { batch() {}, queueWait() {} };
 const limits = { maxItems: 64, maxChunks: 1000, maxBytes: 1 << 22 };
 
 function request(tabId: string, id: string): AppendRequest {
-  return { tabId, chunksJson: `[{"id":"${id}"}]`, chunkIds: [id], expectedSeq: null };
+  const chunk = { id, tabId, turnId: 't', step: 0, role: 'user', type: 'text', data: {} } as const;
+  return {
+    tabId,
+    chunks: [chunk as unknown as NewChunk],
+    chunksJson: JSON.stringify([chunk]),
+    chunkIds: [id],
+    expectedSeq: null,
+  };
 }
 
 function row(id: string, seq: number, extra: Record<string, unknown> = {}) {
@@ -58,9 +65,9 @@ function row(id: string, seq: number, extra: Record<string, unknown> = {}) {
   };
 }
 
-/** A batch's answer row for an append it made (not one it deferred). */
+/** A batch's answer row for a chunk it stored. */
 function batchRow(id: string, seq: number) {
-  return row(id, seq, { item: null, deferred: false });
+  return { id, seq: String(seq), created_at_ms: 1 };
 }
 
 /** Starts a lone append (which takes the lane) and returns it with its statement. */
@@ -92,7 +99,7 @@ describe('group commit', () => {
     const harness = scriptedClient();
     const commit = createGroupCommit(harness.client, { lanes: 1, limits, metrics });
     const { lone, call } = await occupyLane(harness, commit);
-    expect(call.values).toEqual(['busy', '[{"id":"lone"}]', null]);
+    expect(call.values).toEqual(['busy', request('busy', 'lone').chunksJson, null]);
     call.resolve([row('lone', 1)]);
     expect((await lone).map((chunk) => chunk.seq)).toEqual([1]);
     await commit.idle();
@@ -130,14 +137,26 @@ describe('group commit', () => {
     ]);
     batch.resolve([batchRow('a1', 1), batchRow('b1', 1)]);
     const next = await harness.next();
-    expect(next.name).toBe('chunklog_append_batch');
+    expect(next.name).toBe('chunklog_append_batch_distinct');
     expect(next.values[0]).toBe('{a,b}');
     next.resolve([batchRow('a2', 2), batchRow('b2', 2)]);
     expect((await again).map((chunks) => chunks[0]!.seq)).toEqual([2, 2]);
     await commit.idle();
   });
 
-  it('makes deferred appends one by one after the batch, each with its own answer', async () => {
+  it('sends one-chunk appends of distinct tabs through the plainer statement', async () => {
+    const { appends, batch } = await queuedBehindLone([request('a', 'a1'), request('b', 'b1')]);
+    expect(batch.name).toBe('chunklog_append_batch_distinct');
+    // Each chunk alone, not in an array of its append's chunks.
+    expect(JSON.parse(String(batch.values[1])).map((chunk: { id: string }) => chunk.id)).toEqual([
+      'a1',
+      'b1',
+    ]);
+    batch.resolve([batchRow('b1', 9), batchRow('a1', 3)]);
+    expect((await Promise.all(appends)).map((chunks) => chunks[0]!.seq)).toEqual([3, 9]);
+  });
+
+  it('makes the appends a batch left out one by one after it, each with its own answer', async () => {
     const { harness, appends, batch } = await queuedBehindLone([
       request('a', 'a1'),
       request('b', 'b1'),
@@ -150,7 +169,8 @@ describe('group commit', () => {
     ];
     // Caught at once: the fenced append fails while the test is still answering statements.
     const fencedError = fenced.catch((error: unknown) => error);
-    batch.resolve([batchRow('a1', 4), { item: 2, deferred: true }, { item: 3, deferred: true }]);
+    // Nothing came back for b and c: the batch left them out.
+    batch.resolve([batchRow('a1', 4)]);
     expect((await good)[0]!.seq).toBe(4);
     const fencedCall = await harness.next();
     expect(fencedCall.values[0]).toBe('b');

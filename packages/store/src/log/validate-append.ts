@@ -21,7 +21,7 @@ export function validateAppend(
   tabId: string,
   chunks: unknown,
   options: unknown,
-): { chunksJson: string; chunkIds: string[]; expectedSeq: number | null } {
+): { chunks: NewChunk[]; chunksJson: string; chunkIds: string[]; expectedSeq: number | null } {
   const parsedOptions = AppendOptionsSchema.safeParse(options);
   if (!parsedOptions.success) {
     throw new InvalidInputError(`invalid append options: ${parsedOptions.error.message}`);
@@ -33,6 +33,7 @@ export function validateAppend(
     throw new InvalidInputError(`at most ${maxChunksPerAppend} chunks per append`);
   }
   const seen = new Set<string>();
+  const parsedChunks: NewChunk[] = [];
   const rows = chunks.map((candidate, index) => {
     const parsed = NewChunkSchema.safeParse(candidate);
     if (!parsed.success) {
@@ -46,6 +47,7 @@ export function validateAppend(
       throw new InvalidInputError(`chunk id ${chunk.id} appears twice in one append`);
     }
     seen.add(chunk.id);
+    parsedChunks.push(chunk);
     const dataJson = JSON.stringify(chunk.data);
     if (Buffer.byteLength(dataJson, 'utf8') > maxChunkDataBytes) {
       throw new InvalidInputError(`chunk ${index} data exceeds ${maxChunkDataBytes} bytes`);
@@ -57,6 +59,7 @@ export function validateAppend(
     return `{"id":${JSON.stringify(chunk.id)},"turnId":${JSON.stringify(chunk.turnId)},"step":${chunk.step},"role":${JSON.stringify(chunk.role)},"type":${JSON.stringify(chunk.type)},"data":${dataJson}}`;
   });
   return {
+    chunks: parsedChunks,
     chunksJson: `[${rows.join(',')}]`,
     chunkIds: [...seen],
     expectedSeq: parsedOptions.data?.expectedSeq ?? null,

@@ -135,6 +135,8 @@ describe('POST /v1/tabs/:tabId/compact (embedded backend, real worker and simula
     const replay = await compact();
     expect(replay.status).toBe(202);
     expect(replay.body).toEqual(first.body);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
     const deadline = Date.now() + 10_000;
     while ((await gateway.backend.store.inboxList(tabId)).length > 0) {
       if (Date.now() > deadline) throw new Error('the replay never left the inbox');
@@ -163,6 +165,30 @@ describe('POST /v1/tabs/:tabId/compact (embedded backend, real worker and simula
         ),
     );
     expect(asked).toHaveLength(2);
+  });
+
+  it('refuses a key sent again with other instructions with 422, and queues nothing', async () => {
+    const tabId = await gateway.createTab();
+    const compact = (instructions: string) =>
+      gateway.request('POST', `/v1/tabs/${tabId}/compact`, {
+        headers: { 'idempotency-key': 'compact-reused' },
+        body: { instructions },
+      });
+    const first = await compact('Keep the names.');
+    expect(first.status).toBe(202);
+    const deadline = Date.now() + 10_000;
+    while ((await gateway.backend.store.inboxList(tabId)).length > 0) {
+      if (Date.now() > deadline) throw new Error('the compaction never left the inbox');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const reused = await compact('Keep the numbers.');
+    expect(reused.status).toBe(422);
+    expect(reused.body).toMatchObject({ error: { code: 'idempotency_key_reused' } });
+    expect(await gateway.backend.store.inboxList(tabId)).toEqual([]);
+    // The same instructions again are a replay of the first request.
+    const replay = await compact('Keep the names.');
+    expect(replay.status).toBe(202);
+    expect(replay.body).toEqual(first.body);
   });
 
   it('refuses blank, mistyped or unknown fields with 400, and queues nothing', async () => {

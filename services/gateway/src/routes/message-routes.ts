@@ -114,15 +114,32 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         body: CompactBodySchema,
         response: {
           202: CompactAcceptedSchema,
-          ...errorResponses(400, 401, 404, 409, 413, 415, 429),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 422, 429),
         },
       },
     },
     async (request, reply) => {
       const { tabId } = request.params;
-      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantOf(request));
-      if (tab.status === 'running') throw new ConflictError('a turn is running in this tab');
+      const tenantId = tenantOf(request);
+      const { tab, cancelGeneration } = await tabAndStamp(tabId, tenantId);
+      const instructions = request.body?.instructions ?? '';
       const idempotencyKey = request.headers['idempotency-key'];
+      // Before the running check: a replay of a compaction that has started gets its 202 again.
+      const idempotent = await beginIdempotentRequest(store, request.log, {
+        tenantId,
+        scope: `POST /v1/tabs/${tabId}/compact`,
+        key: idempotencyKey,
+        body: { instructions },
+        success: { status: 202, schema: CompactAcceptedSchema },
+        tabId,
+      });
+      if (idempotent.storedAnswer) {
+        return reply
+          .code(202)
+          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
+          .send(idempotent.storedAnswer);
+      }
+      if (tab.status === 'running') throw new ConflictError('a turn is running in this tab');
       // The compaction chunk takes this id: a replayed key is queued once, and once its
       // compaction is stored the worker finds the id in the log and stores nothing more.
       const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
@@ -130,13 +147,15 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         tabId,
         chunkId,
         // A compact item's text is its instructions; empty: the tab's own.
-        text: request.body?.instructions ?? '',
+        text: instructions,
         mode: 'compact',
         acceptedAt: clock(),
         cancelGeneration,
       });
       await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
-      return reply.code(202).send({ chunkId });
+      const accepted = { chunkId };
+      await idempotent.complete(accepted);
+      return reply.code(202).send(accepted);
     },
   );
 
