@@ -58,6 +58,28 @@ const dependencies = {
 };
 
 /**
+ * `node:http` through `require`: Node builds an ES module's view of a built-in by reading every
+ * export, and node:http's lazy ones (WebSocket and its events) load Node's internal undici, tens
+ * of milliseconds of start-up for classes chunklog never uses. The CommonJS module leaves them
+ * unread; esbuild reads a named import from it when the code uses it.
+ */
+const httpThroughRequire = {
+  name: 'http-through-require',
+  setup(builder) {
+    builder.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      // The stand-in's own require is Node's.
+      args.namespace === 'http-through-require'
+        ? { path: 'node:http', external: true }
+        : { path: 'node:http', namespace: 'http-through-require' },
+    );
+    builder.onLoad({ filter: /.*/, namespace: 'http-through-require' }, () => ({
+      contents: "module.exports = require('node:http');",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * Bundled CommonJS modules call `require` for Node's built-ins and for the external packages; an
  * ES module has none, so each output file makes one.
  */
@@ -91,7 +113,7 @@ await buildIfChanged({
       format: 'esm',
       target: 'node20',
       banner: { js: requireBanner },
-      plugins: [dependencies],
+      plugins: [httpThroughRequire, dependencies],
       logLevel: 'warning',
     };
     const { 'all-in-one': allInOne, ...services } = entryPoints;
