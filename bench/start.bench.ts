@@ -3,17 +3,23 @@
  * the first `/readyz` 200, the median of several runs, cold and warm alternating so outside load
  * on a shared machine hits both alike.
  *
+ * The processes run on Node.js 24, the supported runtime, when the binary CI caches is there
+ * (`.ci/run` installs it into ~/.cache/chunklog-node24), else on the Node.js running the bench;
+ * start.node_major says which. Node's compile cache goes to the bench's scratch folder, filled
+ * by the unmeasured first start as a machine's first `npm start` fills it (Node ≥ 22.1).
+ *
  * - start.cold_ms: on a DATA_DIR that does not exist yet (goal ≤ 2,000), the PGlite template
  *   already made (by the unmeasured first start).
  * - start.warm_ms: on a DATA_DIR an earlier start made (goal ≤ 1,000).
- * - start.cold_ms.tsx / start.warm_ms.tsx: the same from the TypeScript sources through tsx and
- *   with initdb in every new folder (PGLITE_TEMPLATE_DIR=off), the way `npm start` ran before
- *   the bundle and the template, as the baseline of this run.
+ * - start.cold_ms.tsx / start.warm_ms.tsx: the same from the TypeScript sources through tsx,
+ *   without the compile cache and with initdb in every new folder (PGLITE_TEMPLATE_DIR=off), the
+ *   way `npm start` ran before the bundle and the template, as the baseline of this run.
+ * - start.node_major: the Node.js major version the processes ran on.
  * - start.cold_ratio / start.warm_ratio: the bundle's median ÷ the sources' median.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, sleep } from '@chunklog/test-infra';
@@ -21,6 +27,23 @@ import { median } from './percentile';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runs = Number(process.env.BENCH_START_RUNS ?? 5);
+
+/** Node.js 24 where `.ci/run` caches it, when it is there; else the bench's own Node.js. */
+function supportedNode(): string {
+  const cached = join(
+    process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
+    'chunklog-node24',
+    'node_modules',
+    `node-linux-${process.arch === 'arm64' ? 'arm64' : 'x64'}`,
+    'bin',
+    'node',
+  );
+  return existsSync(cached) ? cached : process.execPath;
+}
+const node = supportedNode();
+const nodeMajor = Number(
+  execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).split('.')[0],
+);
 
 /** How each contender starts the all-in-one process: node's arguments, and its template use. */
 const contenders = {
@@ -36,21 +59,22 @@ async function run(command: string, args: string[]): Promise<void> {
 }
 
 /** Milliseconds from spawn to the first `/readyz` 200; the process is stopped afterwards. */
-async function timeStart(
-  contender: Contender,
-  dataDir: string,
-  templatesFolder: string,
-): Promise<number> {
+async function timeStart(contender: Contender, dataDir: string, scratch: string): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [...contenders[contender].args], {
+  const child = spawn(node, [...contenders[contender].args], {
     cwd: root,
     env: {
       ...process.env,
+      NODE_COMPILE_CACHE: join(scratch, 'compile-cache'),
+      // The baseline as `npm start` ran before the bundle: no compile cache either.
+      ...(contender === 'tsx' ? { NODE_DISABLE_COMPILE_CACHE: '1' } : {}),
       DATA_DIR: dataDir,
       PORT: String(port),
       LOG_LEVEL: 'warn',
-      PGLITE_TEMPLATE_DIR: contenders[contender].template ? templatesFolder : 'off',
+      // The bench's own template cache: the first start makes the template, as the first
+      // `npm start` on a machine does; every cold start after it copies it.
+      PGLITE_TEMPLATE_DIR: contenders[contender].template ? join(scratch, 'templates') : 'off',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -80,9 +104,6 @@ async function timeStart(
 export default async function startBench(): Promise<Record<string, number>> {
   await run('npm', ['run', '--silent', 'build']);
   const scratch = mkdtempSync(join(tmpdir(), 'chunklog-start-bench-'));
-  // The bench's own template cache: the first start below makes the template, as the first
-  // `npm start` on a machine does; every cold start after it copies it.
-  const templates = join(scratch, 'templates');
   try {
     const samples: Record<`${Contender}.${'cold' | 'warm'}`, number[]> = {
       'bundle.cold': [],
@@ -94,16 +115,14 @@ export default async function startBench(): Promise<Record<string, number>> {
     for (const contender of Object.keys(contenders) as Contender[]) {
       // The first start makes the warm folder; it also fills the file cache for what follows.
       warmDirs[contender] = join(scratch, `warm-${contender}`);
-      await timeStart(contender, warmDirs[contender], templates);
+      await timeStart(contender, warmDirs[contender], scratch);
     }
     for (let round = 0; round < runs; round += 1) {
       for (const contender of Object.keys(contenders) as Contender[]) {
         samples[`${contender}.cold`].push(
-          await timeStart(contender, join(scratch, `cold-${contender}-${round}`), templates),
+          await timeStart(contender, join(scratch, `cold-${contender}-${round}`), scratch),
         );
-        samples[`${contender}.warm`].push(
-          await timeStart(contender, warmDirs[contender], templates),
-        );
+        samples[`${contender}.warm`].push(await timeStart(contender, warmDirs[contender], scratch));
       }
     }
     const figures = {
@@ -114,6 +133,7 @@ export default async function startBench(): Promise<Record<string, number>> {
     };
     return {
       ...figures,
+      'start.node_major': nodeMajor,
       'start.cold_ratio': figures['start.cold_ms'] / figures['start.cold_ms.tsx'],
       'start.warm_ratio': figures['start.warm_ms'] / figures['start.warm_ms.tsx'],
     };

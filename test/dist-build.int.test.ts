@@ -1,12 +1,13 @@
 /**
- * The production build (`npm run build`): each process bundled into dist/<name>.js, run by plain
- * `node` with the production dependencies, finding drizzle/ and apps/web/dist from dist/.
+ * The production build (`npm run build`): each process bundled into dist/<name>.js (the
+ * all-in-one's with chunks in dist/all-in-one/), run by plain `node` with the production
+ * dependencies, finding drizzle/ and apps/web/dist from dist/.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { createTestDatabase, freePort, sleep, testPostgresUrl } from '@chunklog/test-infra';
 import pg from 'pg';
@@ -23,12 +24,22 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** The package each bare import of a bundle names (`@scope/name` or `name`). */
-function importedPackages(bundle: string): Set<string> {
-  const source = readFileSync(join(root, 'dist', bundle), 'utf8');
+/**
+ * The package each bare import of a bundle names (`@scope/name` or `name`), in the bundle and in
+ * the chunks it imports (the all-in-one's, in dist/all-in-one/).
+ */
+function importedPackages(bundle: string, seen = new Set<string>()): Set<string> {
   const names = new Set<string>();
-  for (const match of source.matchAll(/(?:^import[^'"]*?from\s*|\bimport\(\s*)"([^"./][^"]*)"/gm)) {
+  if (seen.has(bundle)) return names;
+  seen.add(bundle);
+  const source = readFileSync(join(root, 'dist', bundle), 'utf8');
+  for (const match of source.matchAll(/(?:^import[^'"]*?from\s*|\bimport\(\s*)"([^"]+)"/gm)) {
     const specifier = match[1]!;
+    if (specifier.startsWith('.')) {
+      const chunk = join(dirname(bundle), specifier);
+      for (const name of importedPackages(chunk, seen)) names.add(name);
+      continue;
+    }
     if (specifier.startsWith('node:') || builtinModules.includes(specifier)) continue;
     const parts = specifier.split('/');
     names.add(specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!);

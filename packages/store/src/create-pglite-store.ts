@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { ChunkStore } from './chunk-store';
 import { createSqlChunkStore } from './create-sql-chunk-store';
 import { createAppendMetrics } from './log/append-metrics';
+import { migrationsCurrent } from './migrations-current';
 import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
 import { seedFromTemplate } from './pglite-template';
 import type { SqlClient } from './sql-client';
@@ -40,10 +41,20 @@ async function migratePglite(database: PGlite, migrationsFolder: string): Promis
   await migrate(drizzle({ client: database }), { migrationsFolder });
 }
 
+/**
+ * PGlite's buffer pool. Postgres's default (128MB) is sized for a server; PGlite zeroes the whole
+ * pool at every open, which at 128MB is most of its start-up, and keeps it in the process's
+ * memory. One embedded connection over a local chat log needs far less (SQLite's page cache is
+ * 2MB); a page outside the pool is one read from the operating system's file cache.
+ */
+const sharedBuffers = '16MB';
+
 /** Opens PGlite on `dataDir` (in memory without one); PGlite is loaded only here. */
 async function openPglite(dataDir?: string): Promise<PGlite> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const database = new PGlite(dataDir);
+  const database = new PGlite(dataDir, {
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
+  });
   await database.waitReady;
   return database;
 }
@@ -92,6 +103,8 @@ export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore 
     client,
     {
       async migrate() {
+        // A current database (every start but the first of a folder) skips drizzle's migrator.
+        if (await migrationsCurrent(client, migrationsFolder)) return;
         await migratePglite(await opened, migrationsFolder);
       },
       async close() {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  constants,
   cpSync,
   existsSync,
   mkdirSync,
@@ -82,10 +83,14 @@ export async function seedFromTemplate(options: SeedFromTemplateOptions): Promis
     }
   }
   // PG_VERSION last: a copy cut short (a full disk) leaves a folder PGlite still initialises.
+  // A reflink where the file system has them (btrfs, XFS, APFS): the copy shares the template's
+  // blocks until either writes. Never a hard link: PGlite writes its files in place.
+  const mode = constants.COPYFILE_FICLONE;
   cpSync(template, options.dataDir, {
     recursive: true,
+    mode,
     filter: (source) => source !== join(template, versionFile),
   });
-  cpSync(join(template, versionFile), join(options.dataDir, versionFile));
+  cpSync(join(template, versionFile), join(options.dataDir, versionFile), { mode });
   return true;
 }

@@ -1,55 +1,16 @@
 /**
  * `npm start`: chunklog in one process on embedded defaults (PGlite, in-process bus, the
  * simulator as the model unless ANTHROPIC_API_KEY is set), bound to 127.0.0.1.
+ *
+ * Only Node's compile cache here (Node ≥ 22.1; a no-op on older releases): the rest is imported
+ * after it, so a start after the first reuses the code V8 compiled for the bundle instead of
+ * compiling it again. Node keeps the cache in its own folder (NODE_COMPILE_CACHE, or
+ * node-compile-cache in the temporary folder); NODE_DISABLE_COMPILE_CACHE=1 turns it off.
  */
-import { createLogger, runUntilSignal, startStep, startTracing } from '@chunklog/runtime';
-import { parseAllInOneConfig } from './all-in-one-config';
-import { startAllInOne } from './start-all-in-one';
+import nodeModule from 'node:module';
 
-const config = await startStep('all-in-one', 'environment', () => parseAllInOneConfig(process.env));
-// No `service` at the root: the gateway, the worker and the simulator each bind theirs.
-const logger = createLogger({ level: config.LOG_LEVEL });
-const log = logger.child({ service: 'all-in-one' });
-// Before the services are built, so everything traces into it (docs/architecture.md, "Tracing").
-const tracing = await startTracing({ serviceName: 'chunklog-all-in-one' });
-const app = await startStep('all-in-one', 'start-up', () => startAllInOne(config, { logger }));
+const compileCache = nodeModule as { enableCompileCache?: () => unknown };
+compileCache.enableCompileCache?.();
 
-const model = app.simulatorUrl
-  ? `the built-in simulator (${app.simulatorUrl}); set ANTHROPIC_API_KEY for the real API`
-  : `${config.MODEL} via the Anthropic API`;
-log.info(
-  {
-    url: app.url,
-    dataDir: config.DATA_DIR,
-    model,
-    auth: app.authOff ? 'off' : 'keys',
-    tracing: tracing.enabled ? 'on' : `off (${tracing.offReason})`,
-  },
-  'chunklog is running',
-);
-
-// For the person at the terminal, on stderr: stdout stays JSON lines for log tools.
-const auth = app.authOff ? '' : ' -H "Authorization: Bearer <your key>"';
-process.stderr.write(`
-chunklog is running at ${app.url}
-  chat:  ${app.url}/ (open it in a browser)
-  data:  ${config.DATA_DIR} (PGlite)
-  model: ${model}
-  auth:  ${app.authOff ? 'OFF (loopback only; set API_KEYS=tenant:key to require keys)' : 'API keys required'}
-  docs:  ${app.url}/docs
-
-Try it:
-  TAB=$(curl -s${auth} -X POST ${app.url}/v1/tabs -H 'content-type: application/json' -d '{"title":"hello"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).tab.id')
-  curl -s${auth} -X POST ${app.url}/v1/tabs/$TAB/messages -H 'content-type: application/json' -d '{"text":"Hello! What can you do?"}'
-  curl -sN${auth} ${app.url}/v1/tabs/$TAB/events
-
-`);
-
-await runUntilSignal({
-  logger: log,
-  async stop() {
-    await app.close();
-    await tracing.shutdown();
-  },
-  timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-});
+const { runAllInOne } = await import('./run-all-in-one');
+await runAllInOne();

@@ -11,6 +11,7 @@ import { createPgliteStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import { type AllInOneConfig, isLoopbackHost, pgliteTemplatesFolder } from './all-in-one-config';
 import { lockDataDir } from './lock-data-dir';
+import type { StartTimeline } from './start-timeline';
 
 export interface AllInOne {
   /** The gateway's base URL. */
@@ -25,6 +26,8 @@ export interface AllInOne {
 export interface AllInOneDependencies {
   /** The process's logger, without a `service` binding: each service gets a child naming it. */
   logger?: Logger;
+  /** Told when each start-up step finishes (the process's debug line of where time went). */
+  timeline?: StartTimeline;
 }
 
 /**
@@ -72,10 +75,17 @@ export async function startAllInOne(
     // Last started, first closed; a copy, so a second close() keeps the same order.
     for (const closer of [...closers].reverse()) await closer().catch(() => {});
   };
-  try {
+  const timeline = dependencies.timeline;
+  // PGlite opens (its WebAssembly compiles, the folder is read) and migrates while the services
+  // below are built: none of them asks the database before the worker starts.
+  const database = (async () => {
     await store.migrate();
+    timeline?.mark('database open and migrated');
     await bootstrapApiKeys(store, config.API_KEYS);
-
+  })();
+  // Awaited before anything needs it, and on every failure path below.
+  database.catch(() => {});
+  try {
     const bus = createMemoryBus({
       logger: logger.child({ service: 'all-in-one', component: 'bus' }),
     });
@@ -112,8 +122,6 @@ export async function startAllInOne(
       metrics,
       webhooks: webhookDispatchOptions(config),
     });
-    await worker.start();
-    closers.push(() => worker.stop());
 
     const gateway = await createGateway({
       store,
@@ -130,9 +138,18 @@ export async function startAllInOne(
       }),
     });
     closers.push(() => gateway.close());
+    timeline?.mark('services built');
+
+    await database;
+    await worker.start();
+    closers.push(() => worker.stop());
+    timeline?.mark('worker started');
     const address = await gateway.listen({ port: config.PORT, host: config.HOST });
+    timeline?.mark('listening');
     return { url: address, authOff, simulatorUrl: simulator?.url ?? null, close };
   } catch (error) {
+    // The database steps finish before the store closes under them.
+    await database.catch(() => {});
     await close();
     throw error;
   }
