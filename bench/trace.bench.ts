@@ -1,7 +1,9 @@
 /**
  * What tracing costs, on versus off in one run against the real Postgres and NATS, where the
- * spans are exported over OTLP/HTTP in batches (the SDK's batch processor) to a receiver in this
- * process, as they would be to a collector:
+ * spans are exported over OTLP/HTTP (protobuf, the default) in batches (the SDK's batch
+ * processor) to a receiver in a process of its own, as they would be to a collector; the
+ * receiver only counts them, and the run fails if fewer arrive than the traced appends made
+ * (spans dropped would make tracing look cheaper than it is):
  *
  * - trace.gateway.latency_overhead.p50_ms.off / .on: gateway.latency_overhead.p50_ms (seal
  *   published → SSE client p50, less the raw NATS publish → subscriber p50) of two gateway
@@ -17,7 +19,6 @@
  */
 import { createNatsBus, natsLatency } from '@chunklog/bus';
 import { inSpan, startTracing, type Tracing } from '@chunklog/runtime';
-import { startOtlpReceiver } from '@chunklog/runtime/testing';
 import { createPostgresStore } from '@chunklog/store';
 import { textChunk } from '@chunklog/store/testing';
 import {
@@ -27,6 +28,7 @@ import {
   testSubjectPrefix,
 } from '@chunklog/test-infra';
 import { startGatewayProcess } from './gateway-process';
+import { startOtlpReceiverProcess } from './otlp-receiver-process';
 import { median, percentile } from './percentile';
 import { openSealProbe } from './seal-probe';
 import { rate } from './timed-rate';
@@ -42,7 +44,7 @@ const PHASE_MS = 700;
 export default async function traceBench(): Promise<Record<string, number>> {
   const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
   if (!postgresUrl || !natsUrl) throw new Error('the trace bench needs Postgres and NATS');
-  const receiver = await startOtlpReceiver({ keepSpans: false });
+  const receiver = await startOtlpReceiverProcess();
   const database = await createTestDatabase(postgresUrl);
   const subjectPrefix = testSubjectPrefix();
   const gatewayInput = { databaseUrl: database.url, natsUrl, subjectPrefix, key: KEY };
@@ -107,9 +109,12 @@ export default async function traceBench(): Promise<Record<string, number>> {
     const tabs = await Promise.all(
       Array.from({ length: TABS }, async () => (await store.createTab({ tenantId: tenant.id })).id),
     );
+    let tracedAppends = 0;
+    let tracingOn = false;
     const appendOne = async () => {
       const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
       await store.append(tabId, [textChunk(tabId, 'x'.repeat(200))]);
+      if (tracingOn) tracedAppends += 1;
       return 1;
     };
     const rates = { off: [] as number[], on: [] as number[] };
@@ -117,7 +122,9 @@ export default async function traceBench(): Promise<Record<string, number>> {
     for (let round = 0; round < ROUNDS; round++) {
       const off = await rate(PHASE_MS, APPENDERS, appendOne);
       const tracing = await startTracing({ serviceName: 'chunklog-bench' });
+      tracingOn = true;
       const on = await rate(PHASE_MS, APPENDERS, appendOne);
+      tracingOn = false;
       await tracing.shutdown();
       rates.off.push(off);
       rates.on.push(on);
@@ -125,7 +132,11 @@ export default async function traceBench(): Promise<Record<string, number>> {
     }
     const storeRatio = median(ratios);
     const gatewayRatio = gatewayOn / gatewayOff;
-    console.log(`spans received: ${receiver.count()}`);
+    const received = await receiver.count();
+    console.log(`spans received: ${received}, traced appends: ${tracedAppends}`);
+    if (received < tracedAppends) {
+      throw new Error(`only ${received} spans arrived for ${tracedAppends} traced appends`);
+    }
 
     return {
       'trace.gateway.latency_overhead.p50_ms.off': gatewayOff,

@@ -25,6 +25,12 @@ export {
 } from './run-until-signal';
 export { type StartProcess, startStep } from './start-failure';
 export { chunklogTracer, type InSpanOptions, inSpan, recordSpanError } from './tracing/in-span';
+export {
+  type DeferredSpan,
+  type DeferredSpanOptions,
+  startDeferredSpan,
+} from './tracing/start-deferred-span';
 export { startTracing, type Tracing, type TracingOptions } from './tracing/start-tracing';
 export { type TraceLogFields, traceLogFields } from './tracing/trace-log-fields';
-export { readTracingRequest, type TracingRequest } from './tracing/tracing-env';
+export { tracingActive } from './tracing/tracing-active';
+export { type OtlpProtocol, readTracingRequest, type TracingRequest } from './tracing/tracing-env';

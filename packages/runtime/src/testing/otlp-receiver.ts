@@ -1,10 +1,11 @@
 /**
- * A minimal OTLP/HTTP trace receiver (JSON encoding, what @opentelemetry/exporter-trace-otlp-http
- * sends): the spans child processes export, flattened, for tests to read.
+ * A minimal OTLP/HTTP trace receiver, both encodings (http/protobuf, the exporters' default, and
+ * http/json): the spans child processes export, flattened, for tests to read.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { decodeProtobufTraces, type OtlpResourceSpans } from './decode-protobuf-traces';
 
 const AnyValueSchema = z.object({
   stringValue: z.string().optional(),
@@ -74,9 +75,52 @@ function plain(
   return values;
 }
 
+const CountSchema = z.object({
+  resourceSpans: z.array(
+    z.object({ scopeSpans: z.array(z.object({ spans: z.array(z.unknown()) })) }),
+  ),
+});
+
 /**
- * Listens on a free loopback port for `POST /v1/traces`. `keepSpans: false` only counts them
- * (a benchmark's long run).
+ * The resource spans of a JSON export request; undefined when it is not one. `countOnly` checks
+ * only the nesting down to the spans: the entries have a count and no spans.
+ */
+function decodeJsonTraces(body: Buffer, countOnly: boolean): OtlpResourceSpans[] | undefined {
+  const json: unknown = JSON.parse(body.toString());
+  if (countOnly) {
+    const counted = CountSchema.safeParse(json);
+    if (!counted.success) return undefined;
+    return counted.data.resourceSpans.map((resourceSpans) => ({
+      resource: {},
+      spans: [],
+      count: resourceSpans.scopeSpans.reduce((sum, scope) => sum + scope.spans.length, 0),
+    }));
+  }
+  const parsed = ExportRequestSchema.safeParse(json);
+  if (!parsed.success) return undefined;
+  return parsed.data.resourceSpans.map((resourceSpans) => {
+    const spans = resourceSpans.scopeSpans.flatMap((scope) =>
+      scope.spans.map((span) => ({
+        traceId: span.traceId,
+        spanId: span.spanId,
+        parentSpanId: span.parentSpanId ?? '',
+        name: span.name,
+        kind: span.kind ?? 0,
+        attributes: plain(span.attributes),
+      })),
+    );
+    return {
+      resource: plain(resourceSpans.resource?.attributes ?? []),
+      spans,
+      count: spans.length,
+    };
+  });
+}
+
+/**
+ * Listens on a free loopback port for `POST /v1/traces`, protobuf or JSON by the request's
+ * content type. `keepSpans: false` only counts them, without reading their contents (a
+ * benchmark's long run).
  */
 export async function startOtlpReceiver(
   options: { keepSpans?: boolean } = {},
@@ -92,29 +136,36 @@ export async function startOtlpReceiver(
         response.writeHead(404).end();
         return;
       }
-      const parsed = ExportRequestSchema.safeParse(JSON.parse(Buffer.concat(parts).toString()));
-      if (!parsed.success) {
+      const body = Buffer.concat(parts);
+      const protobuf = request.headers['content-type'] === 'application/x-protobuf';
+      let decoded: OtlpResourceSpans[] | undefined;
+      try {
+        decoded = protobuf
+          ? decodeProtobufTraces(body, { countOnly: !keepSpans })
+          : decodeJsonTraces(body, !keepSpans);
+      } catch {
+        decoded = undefined;
+      }
+      if (decoded === undefined) {
         response.writeHead(400).end();
         return;
       }
-      for (const resourceSpans of parsed.data.resourceSpans) {
-        const resource = plain(resourceSpans.resource?.attributes ?? []);
-        for (const scope of resourceSpans.scopeSpans) {
-          count += scope.spans.length;
-          if (!keepSpans) continue;
-          for (const span of scope.spans) {
-            received.push({
-              service: String(resource['service.name']),
-              traceId: span.traceId,
-              spanId: span.spanId,
-              parentSpanId: span.parentSpanId === '' ? undefined : span.parentSpanId,
-              name: span.name,
-              attributes: plain(span.attributes),
-            });
-          }
+      for (const { resource, spans, count: spanCount } of decoded) {
+        count += spanCount;
+        for (const span of spans) {
+          received.push({
+            service: String(resource['service.name']),
+            traceId: span.traceId,
+            spanId: span.spanId,
+            parentSpanId: span.parentSpanId === '' ? undefined : span.parentSpanId,
+            name: span.name,
+            attributes: span.attributes,
+          });
         }
       }
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      // An empty ExportTraceServiceResponse in the request's encoding.
+      if (protobuf) response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      else response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

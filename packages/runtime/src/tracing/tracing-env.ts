@@ -1,12 +1,19 @@
+/** The OTLP encodings over HTTP that chunklog exports in. */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
 /** What the standard `OTEL_*` variables ask of tracing: off, or exported over OTLP. */
-export type TracingRequest = { enabled: false; reason: string } | { enabled: true };
+export type TracingRequest =
+  | { enabled: false; reason: string }
+  | { enabled: true; protocol: OtlpProtocol };
 
 /**
  * Reads the OpenTelemetry variables that decide whether spans are exported at all. Tracing is
  * on with an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`)
  * or `OTEL_TRACES_EXPORTER=otlp` (the SDK's default endpoint, http://localhost:4318), and off
- * otherwise, with `OTEL_SDK_DISABLED=true`, or with `OTEL_TRACES_EXPORTER=none`. The exporter,
- * sampler, batch and resource variables are read by the SDK itself.
+ * otherwise, with `OTEL_SDK_DISABLED=true`, or with `OTEL_TRACES_EXPORTER=none`. The encoding is
+ * `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` (the
+ * specification's default) or `http/json`; `grpc` is not supported (tracing stays off and says
+ * so). The exporter's other variables, the sampler, batch and resource ones are read by the SDK.
  */
 export function readTracingRequest(env: NodeJS.ProcessEnv): TracingRequest {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') {
@@ -23,8 +30,19 @@ export function readTracingRequest(env: NodeJS.ProcessEnv): TracingRequest {
       reason: `OTEL_TRACES_EXPORTER=${env.OTEL_TRACES_EXPORTER} (only otlp is supported)`,
     };
   }
-  if (exporters.includes('otlp')) return { enabled: true };
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (endpoint !== undefined && endpoint.trim() !== '') return { enabled: true };
-  return { enabled: false, reason: 'no OTEL_EXPORTER_OTLP_ENDPOINT' };
+  if (!exporters.includes('otlp') && (endpoint === undefined || endpoint.trim() === '')) {
+    return { enabled: false, reason: 'no OTEL_EXPORTER_OTLP_ENDPOINT' };
+  }
+  const protocolVariable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim()
+    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = (env[protocolVariable]?.trim() || 'http/protobuf').toLowerCase();
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    return {
+      enabled: false,
+      reason: `${protocolVariable}=${env[protocolVariable]} (only http/protobuf and http/json are supported)`,
+    };
+  }
+  return { enabled: true, protocol };
 }

@@ -5,9 +5,8 @@ import {
   NotFoundError,
   tabEventsSubject,
 } from '@chunklog/chunk-core';
-import { chunklogTracer } from '@chunklog/runtime';
+import { type DeferredSpan, startDeferredSpan } from '@chunklog/runtime';
 import type { ChunkStore } from '@chunklog/store';
-import type { Span } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** A validated live event, with its JSON encoded once however many clients receive it. */
@@ -138,13 +137,14 @@ export class TabEventHub {
       this.logger.warn({ subject, issues: parsed.error.issues.length }, 'dropped invalid event');
       return;
     }
-    // A seal's relay is a span of the trace that sealed it (the bus runs this in that context).
-    let relaySpan: Span | undefined;
+    // A seal's relay is a span of the trace that sealed it (the bus runs this in that context),
+    // recorded once the streams' writes have left: none of its cost delays the seal.
+    let relaySpan: DeferredSpan | undefined;
     if (parsed.data.event === 'chunk-seal') {
       const chunk = parsed.data.data.chunk;
       entry.seenSeq = Math.max(entry.seenSeq, chunk.seq);
       this.onSealDelay?.(Math.max(0, Date.now() - chunk.createdAt) / 1000);
-      relaySpan = chunklogTracer().startSpan('chunklog.seal_relay', {
+      relaySpan = startDeferredSpan('chunklog.seal_relay', {
         attributes: {
           'chunklog.tab_id': chunk.tabId,
           'chunklog.chunk_id': chunk.id,
