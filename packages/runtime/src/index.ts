@@ -24,7 +24,13 @@ export {
   type StopSignal,
 } from './run-until-signal';
 export { type StartProcess, startStep } from './start-failure';
-export { chunklogTracer, type InSpanOptions, inSpan, recordSpanError } from './tracing/in-span';
+export {
+  chunklogTracer,
+  type InSpanOptions,
+  inLeafSpan,
+  inSpan,
+  recordSpanError,
+} from './tracing/in-span';
 export {
   type DeferredSpan,
   type DeferredSpanOptions,

@@ -60,6 +60,37 @@ export function inSpan<T>(
   });
 }
 
+/**
+ * Like inSpan, but the span is not made the active one: for a leaf operation, under which
+ * nothing starts spans of its own, it saves entering a context (on Node.js 20 an
+ * AsyncLocalStorage run) per call. `work` gets the span to annotate.
+ */
+export function inLeafSpan<T>(
+  name: string,
+  options: InSpanOptions,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
+  const span = chunklogTracer().startSpan(
+    name,
+    {
+      ...(options.kind === undefined ? {} : { kind: options.kind }),
+      ...(options.attributes === undefined ? {} : { attributes: options.attributes }),
+    },
+    options.parent ?? context.active(),
+  );
+  return work(span).then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      recordSpanError(span, error);
+      span.end();
+      throw error;
+    },
+  );
+}
+
 /** Marks a span as failed with `error`. */
 export function recordSpanError(span: Span, error: unknown): void {
   if (!span.isRecording()) return;

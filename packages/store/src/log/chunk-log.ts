@@ -1,5 +1,5 @@
 import { type Chunk, type ChunkPage, type NewChunk, NotFoundError } from '@chunklog/chunk-core';
-import { inSpan } from '@chunklog/runtime';
+import { inLeafSpan } from '@chunklog/runtime';
 import { SpanKind } from '@opentelemetry/api';
 import { z } from 'zod';
 import { type BigintValue, maxPageLimit, parse, requireTabId } from '../input';
@@ -65,8 +65,9 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
       const id = requireTabId(tabId);
       const validated = validateAppend(id, chunks, options);
       // One span per append, whether it commits alone or in a group commit's batch (the batch's
-      // size is on the span): the trace shows each writer's wait and commit.
-      return inSpan(
+      // size is on the span): the trace shows each writer's wait and commit. A leaf: nothing
+      // below it starts spans, so it is never made the active one.
+      return inLeafSpan(
         'chunklog.store.append',
         {
           kind: SpanKind.CLIENT,
@@ -77,7 +78,7 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
             'chunklog.append.chunks': validated.chunkIds.length,
           },
         },
-        () => groupCommit.append({ tabId: id, ...validated }),
+        (span) => groupCommit.append({ tabId: id, ...validated, span }),
       );
     },
 

@@ -1,5 +1,5 @@
 import type { Chunk, NewChunk } from '@chunklog/chunk-core';
-import { type Span, trace } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import type { BigintValue } from '../input';
 import { mapDatabaseError, sqlState } from '../map-database-error';
 import type { SqlClient } from '../sql-client';
@@ -16,13 +16,13 @@ export interface AppendRequest {
   /** Its chunks' ids, in order. */
   chunkIds: string[];
   expectedSeq: number | null;
+  /** The caller's append span, told the batch it committed in. */
+  span?: Span;
 }
 
 interface Waiting extends AppendRequest {
   bytes: number;
   queuedAt: number;
-  /** The caller's append span, told the batch it committed in. */
-  span: Span | undefined;
   resolve(chunks: Chunk[]): void;
   reject(error: unknown): void;
 }
@@ -219,7 +219,6 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
           ...request,
           bytes: request.chunksJson.length,
           queuedAt: performance.now(),
-          span: trace.getActiveSpan(),
           resolve,
           reject,
         });
