@@ -2,8 +2,9 @@
  * The chat in Chromium (`npm run bench web`): the JS heap and DOM of scrolling a deep tab to its
  * first chunk and back, with the window's limits and without them in the same run; long tasks
  * while an answer streams; the heap of the app showing a shallow tab, above which the heaps are
- * compared too; and how long a deep tab takes to show its last page against a
- * shallow one. The product runs as `npm start` does, on tabs seeded through the store API.
+ * compared too, and of an empty page, the part of every heap that is not the app's; and how
+ * long a deep tab takes to show its last page against a shallow one. The product runs as
+ * `npm start` does, on tabs seeded through the store API.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,6 +88,18 @@ async function baselineHeapMb(browser: Browser, url: string, lastSeq: number): P
 }
 
 /**
+ * The heap of a page holding one element, opened and waited for as a tab is: what the browser
+ * and the test driver's injected scripts hold in every figure above, whatever the app holds.
+ */
+async function emptyPageHeapMb(browser: Browser): Promise<number> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await openTab(page, 'data:text/html,<p data-seq="1">1</p>', 1);
+  const heap = await heapMb(page);
+  await page.close();
+  return heap;
+}
+
+/**
  * Main-thread tasks over 50 ms while an answer streams at 200 tokens/s, on this machine's CPU
  * slowed down `slowdown` times (a slower device: what each frame costs shows sooner).
  */
@@ -149,6 +162,7 @@ export default async function webBench(): Promise<Record<string, number>> {
     );
 
     const baseline = await baselineHeapMb(browser, tabUrl(shallow!), SHALLOW);
+    const emptyPage = await emptyPageHeapMb(browser);
     const aboveBaseline = (bounded: number, unbounded: number) =>
       (bounded - baseline) / (unbounded - baseline);
 
@@ -180,6 +194,7 @@ export default async function webBench(): Promise<Record<string, number>> {
       'web.heap_mb.long_turn_unbounded': turnUnbounded.heapMb,
       'web.heap_ratio.long_turn': turn.heapMb / turnUnbounded.heapMb,
       'web.heap_mb.app_baseline': baseline,
+      'web.heap_mb.empty_page': emptyPage,
       'web.heap_ratio.long_turn_above_baseline': aboveBaseline(turn.heapMb, turnUnbounded.heapMb),
       'web.stream.long_tasks': longTasks,
       'web.stream.long_tasks_cpu_4x': slowLongTasks,

@@ -1,5 +1,6 @@
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
+import { plainTextHtml } from './plain-text-html';
 
 const marked = new Marked({
   gfm: true,
@@ -46,6 +47,8 @@ let cachedChars = 0;
  * `javascript:` links in it are dropped rather than run.
  */
 export function renderMarkdown(text: string, options: { sealed: boolean }): string {
+  const plain = plainTextHtml(text);
+  if (plain !== null) return plain;
   const cached = cache.get(text);
   if (cached !== undefined) {
     // The least recently shown goes first.
