@@ -2,7 +2,7 @@ import { testNatsUrl, testSubjectPrefix } from '@chunklog/test-infra';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pino from 'pino';
-import { afterAll } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createNatsBus } from './create-nats-bus';
 import { busContract } from './testing/bus-contract';
 import { busTraceContextContract } from './testing/trace-context-contract';
@@ -40,4 +40,21 @@ if (natsUrl === null) {
   // Every party gets its own connection, as a gateway and a worker would.
   busContract('NATS', { createBus, createPeer: () => createBus() });
   busTraceContextContract('NATS', { createBus, createPeer: () => createBus() });
+
+  describe('NATS bus provisioning', () => {
+    it('lets processes starting together all create a new queue, each on its own connection', async () => {
+      for (let round = 0; round < 5; round += 1) {
+        const queue = `race-${round}`;
+        const buses = await Promise.all(Array.from({ length: 6 }, () => createBus()));
+        try {
+          const outcomes = await Promise.allSettled(
+            buses.map((bus, index) => bus.enqueue(queue, { index }, { msgId: `race-${index}` })),
+          );
+          expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+        } finally {
+          await Promise.all(buses.map((bus) => bus.close()));
+        }
+      }
+    });
+  });
 }

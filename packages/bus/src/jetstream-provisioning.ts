@@ -33,6 +33,20 @@ export function createJetStreamProvisioning(options: {
   const { manager, names } = options;
   const streamsEnsured = new Map<string, Promise<void>>();
 
+  /** Whether the stream exists, asking a few times while a racing creator may still be at it. */
+  async function streamAppears(name: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      try {
+        await manager.streams.info(name);
+        return true;
+      } catch (error) {
+        if (!isJetStreamError(error, JetStreamApiCodes.StreamNotFound)) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+    }
+    return false;
+  }
+
   function ensureStream(queue: string): Promise<void> {
     let ensured = streamsEnsured.get(queue);
     if (ensured === undefined) {
@@ -44,15 +58,21 @@ export function createJetStreamProvisioning(options: {
         } catch (error) {
           if (!isJetStreamError(error, JetStreamApiCodes.StreamNotFound)) throw error;
         }
-        // Adding a stream with the same config is idempotent, so racing creators both succeed.
-        await manager.streams.add({
-          name,
-          subjects: [names.queueSubject(queue)],
-          retention: RetentionPolicy.Workqueue,
-          storage: StorageType.File,
-          duplicate_window: nanos(options.dedupeWindowMs),
-          num_replicas: options.streamReplicas,
-        });
+        try {
+          await manager.streams.add({
+            name,
+            subjects: [names.queueSubject(queue)],
+            retention: RetentionPolicy.Workqueue,
+            storage: StorageType.File,
+            duplicate_window: nanos(options.dedupeWindowMs),
+            num_replicas: options.streamReplicas,
+          });
+        } catch (error) {
+          // Adding a stream with the same config is idempotent, but a creator racing another
+          // process's add of the same stream can be refused ("subjects overlap with an existing
+          // stream") while the server is still making it: the stream then exists, made by the other.
+          if (!(await streamAppears(name))) throw error;
+        }
       })();
       streamsEnsured.set(queue, ensured);
       ensured.catch(() => streamsEnsured.delete(queue));
