@@ -8,6 +8,7 @@ import { createClaimer } from './claim/claim';
 import { StoreHealth } from './health/store-health';
 import { createTabHolder } from './holding/hold-tab';
 import { createIntake } from './intake/intake';
+import { MessagesBeingStored } from './intake/messages-being-stored';
 import { createMcpToolbox, type McpOptions } from './mcp/mcp-toolbox';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
 import { maxChunkBytes } from './request/max-chunk-bytes';
@@ -169,6 +170,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     stopping: isStopping,
     turnEnded: () => webhooks?.nudge(),
   });
+  const beingStored = new MessagesBeingStored();
   const claimer = createClaimer({
     store,
     logger: logger.child({ component: 'claim' }),
@@ -179,6 +181,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     ids,
     turnDependencies,
     stopping: isStopping,
+    messagesStored: (tabId) => beingStored.settled(tabId),
   });
   const intake = createIntake({
     store,
@@ -187,6 +190,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     claim: claimer.claim,
     refuse: claimer.refuse,
     stopping: isStopping,
+    beingStored,
   });
   registry.add(
     createTaskTool(

@@ -39,6 +39,8 @@ export function createClaimer(deps: {
   ids: () => string;
   turnDependencies: TurnDependencies;
   stopping: () => boolean;
+  /** Resolves once the tab's messages this worker's intake is storing now are in the inbox. */
+  messagesStored: (tabId: string) => Promise<void>;
 }): Claimer {
   const { store, logger, metrics, holder, workerId, leaseMs, ids } = deps;
   /** Tabs being claimed or held by this worker, from before the lease call until the run ends. */
@@ -172,6 +174,9 @@ export function createClaimer(deps: {
       await holder.beginTurn(session, cancel, generation);
       return takeOver(session, cancel, lease, turnId, takenOver.owner);
     }
+    // The message that got the tab claimed may have overtaken one sent before it on the way
+    // into the inbox: the opener is picked once that one is in too.
+    await deps.messagesStored(tabId);
     const opener = pickOpener(await session.store.inboxList(tabId));
     if (!opener) return null;
     // Recorded before the opener's chunk is written, so a takeover always finds it.

@@ -5,10 +5,15 @@ import { assertGapFree, createHarness, type Harness } from '../testing/harness';
 /**
  * The worker stores intake items concurrently, so a message sent second can reach the inbox
  * first. These tests force that: the store below holds the insert of a message marked FIRST
- * until the next message of its tab is stored, and holds the tab's inbox listings until FIRST
- * is stored too (the moment a worker picks the turn's opener, with both messages waiting).
+ * until the next message of its tab is stored, and then, for a tab in `reorders`, holds the
+ * tab's inbox listings until FIRST is stored too (the moment a worker picks the turn's opener,
+ * with both messages waiting); for a tab in `lateFirsts` it lets listings through and holds
+ * FIRST until one has been made (or LATE_FIRST_MS passed), the race where the second message
+ * alone is waiting when the opener is picked.
  */
 const FIRST = 'order-first';
+/** How long the FIRST message of a `lateFirsts` tab is held at most. */
+const LATE_FIRST_MS = 1_000;
 
 /** A gate that opens once. */
 function gate() {
@@ -24,9 +29,15 @@ interface Reorder {
   secondStored: ReturnType<typeof gate>;
   /** Opens once the FIRST message is stored. */
   firstStored: ReturnType<typeof gate>;
+  /** Opens once the tab's inbox was listed. */
+  listed: ReturnType<typeof gate>;
   /** Texts in the order their inserts finished. */
   stored: string[];
+  /** Whether listings wait for FIRST (`held`) or FIRST waits for a listing (`late`). */
+  first: 'held' | 'late';
 }
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 for (const mode of ['nats', 'memory'] as const) {
   describe(`intake order (${mode} bus)`, () => {
@@ -45,6 +56,9 @@ for (const mode of ['nats', 'memory'] as const) {
               if (!reorder) return target.inboxPut(...args);
               const isFirst = message.text.includes(FIRST);
               if (isFirst) await reorder.secondStored.opened;
+              if (isFirst && reorder.first === 'late') {
+                await Promise.race([reorder.listed.opened, delay(LATE_FIRST_MS)]);
+              }
               const stored = await target.inboxPut(...args);
               reorder.stored.push(message.text);
               (isFirst ? reorder.firstStored : reorder.secondStored).open();
@@ -53,8 +67,11 @@ for (const mode of ['nats', 'memory'] as const) {
           }
           if (property === 'inboxList') {
             return async (...args: Parameters<ChunkStore['inboxList']>) => {
-              await reorders.get(args[0])?.firstStored.opened;
-              return target.inboxList(...args);
+              const reorder = reorders.get(args[0]);
+              if (reorder?.first === 'held') await reorder.firstStored.opened;
+              const waiting = await target.inboxList(...args);
+              reorder?.listed.open();
+              return waiting;
             };
           }
           return Reflect.get(target, property, receiver);
@@ -67,15 +84,21 @@ for (const mode of ['nats', 'memory'] as const) {
       for (const reorder of reorders.values()) {
         reorder.secondStored.open();
         reorder.firstStored.open();
+        reorder.listed.open();
       }
       await harness?.close();
     });
 
-    it('runs an interrupt and an enqueue sent right after it as two turns, in send order, though the second was stored first', async (context) => {
-      if (!harness) return context.skip();
-      const h = harness;
+    /** Sends FIRST (an interrupt) then an enqueue, and expects two turns in that order. */
+    async function expectTwoTurnsInSendOrder(h: Harness, first: Reorder['first']) {
       const tab = await h.newTab();
-      const reorder: Reorder = { secondStored: gate(), firstStored: gate(), stored: [] };
+      const reorder: Reorder = {
+        secondStored: gate(),
+        firstStored: gate(),
+        listed: gate(),
+        stored: [],
+        first,
+      };
       reorders.set(tab.id, reorder);
 
       // Each send resolves once the queue acknowledged the item, as the gateway's 202 does.
@@ -115,6 +138,16 @@ for (const mode of ['nats', 'memory'] as const) {
         log[0]!.turnId,
         log[2]!.turnId,
       ]);
+    }
+
+    it('runs an interrupt and an enqueue sent right after it as two turns, in send order, though the second was stored first', async (context) => {
+      if (!harness) return context.skip();
+      await expectTwoTurnsInSendOrder(harness, 'held');
+    });
+
+    it('runs them in send order when the second is stored alone and the tab claimed before the first is stored', async (context) => {
+      if (!harness) return context.skip();
+      await expectTwoTurnsInSendOrder(harness, 'late');
     });
   });
 }

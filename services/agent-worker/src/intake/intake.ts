@@ -11,6 +11,7 @@ import { type Span, SpanKind } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { StoreHealth } from '../health/store-health';
 import { untilStoreAnswers } from '../health/wait-out-outage';
+import type { MessagesBeingStored } from './messages-being-stored';
 
 /** Ends the wait for the store when the worker stops: the item goes back to the queue. */
 class StoppingError extends Error {}
@@ -31,6 +32,8 @@ export function createIntake(deps: {
   /** Records a message the store refuses as an error in its tab; false when the tab is busy. */
   refuse: (tabId: string, chunkId: string, why: string) => Promise<boolean>;
   stopping: () => boolean;
+  /** Where the messages being stored are counted, so a claim picks its opener after them. */
+  beingStored: MessagesBeingStored;
 }): (item: WorkItem) => Promise<void> {
   const { store, logger, claim } = deps;
   // A span per delivery, in the trace of the request that enqueued the message (the bus runs
@@ -63,23 +66,25 @@ export function createIntake(deps: {
       // Idempotent by chunkId: a redelivered message finds itself stored and changes nothing.
       // Items are stored concurrently (here and by other workers), so one accepted later can be
       // stored first: the item's queue sequence keeps the inbox in the order they were accepted.
-      await untilStoreAnswers(
-        'storing a message',
-        () =>
-          store.inboxPut({
-            tabId,
-            chunkId,
-            text,
-            mode,
-            intakeSeq: item.sequence,
-            ...(cancelGeneration === undefined ? {} : { cancelGeneration }),
-          }),
-        {
-          health: deps.health,
-          logger: logger.child({ tabId, chunkId }),
-          giveUp: () => (deps.stopping() ? new StoppingError() : null),
-          whileWaiting: () => item.working(),
-        },
+      await deps.beingStored.track(tabId, () =>
+        untilStoreAnswers(
+          'storing a message',
+          () =>
+            store.inboxPut({
+              tabId,
+              chunkId,
+              text,
+              mode,
+              intakeSeq: item.sequence,
+              ...(cancelGeneration === undefined ? {} : { cancelGeneration }),
+            }),
+          {
+            health: deps.health,
+            logger: logger.child({ tabId, chunkId }),
+            giveUp: () => (deps.stopping() ? new StoppingError() : null),
+            whileWaiting: () => item.working(),
+          },
+        ),
       );
     } catch (error) {
       if (error instanceof StoppingError) {

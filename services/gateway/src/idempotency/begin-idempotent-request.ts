@@ -1,6 +1,6 @@
 import { IdempotencyKeyReusedError } from '@chunklog/chunk-core';
 import type { IdempotencyStore } from '@chunklog/store';
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { requestHash } from './request-hash';
 
@@ -11,7 +11,7 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
 export interface IdempotentRequest<Answer> {
   /**
    * The answer body of an earlier request with this key and the same body, which succeeded:
-   * send it again (with `Idempotent-Replayed: true`) instead of running the request.
+   * send it again (with sendReplay) instead of running the request.
    */
   readonly storedAnswer: Answer | null;
   /** Stores this request's successful answer for its replays. */
@@ -66,4 +66,9 @@ export async function beginIdempotentRequest<Answer>(
       }
     },
   };
+}
+
+/** Answers a request with the stored answer of an earlier one with its key, marked as a replay. */
+export function sendReplay(reply: FastifyReply, status: number, answer: unknown): FastifyReply {
+  return reply.code(status).header(IDEMPOTENT_REPLAYED_HEADER, 'true').send(answer);
 }

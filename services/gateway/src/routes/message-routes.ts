@@ -18,10 +18,7 @@ import {
   MessageAcceptedSchema,
   TabIdParamsSchema,
 } from '../http/api-schemas';
-import {
-  beginIdempotentRequest,
-  IDEMPOTENT_REPLAYED_HEADER,
-} from '../idempotency/begin-idempotent-request';
+import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
 import { idempotentChunkId } from '../idempotency/idempotent-chunk-id';
 import type { GatewayContext } from './gateway-context';
 
@@ -75,12 +72,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         success: { status: 202, schema: MessageAcceptedSchema },
         tabId,
       });
-      if (idempotent.storedAnswer) {
-        return reply
-          .code(202)
-          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-          .send(idempotent.storedAnswer);
-      }
+      if (idempotent.storedAnswer) return sendReplay(reply, 202, idempotent.storedAnswer);
       if (mode === 'reject' && tab.status === 'running') {
         throw new ConflictError('a turn is running in this tab');
       }
@@ -133,12 +125,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         success: { status: 202, schema: CompactAcceptedSchema },
         tabId,
       });
-      if (idempotent.storedAnswer) {
-        return reply
-          .code(202)
-          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-          .send(idempotent.storedAnswer);
-      }
+      if (idempotent.storedAnswer) return sendReplay(reply, 202, idempotent.storedAnswer);
       if (tab.status === 'running') throw new ConflictError('a turn is running in this tab');
       // The compaction chunk takes this id: a replayed key is queued once, and once its
       // compaction is stored the worker finds the id in the log and stores nothing more.

@@ -11,10 +11,7 @@ import {
   TabListResponseSchema,
   TabResponseSchema,
 } from '../http/api-schemas';
-import {
-  beginIdempotentRequest,
-  IDEMPOTENT_REPLAYED_HEADER,
-} from '../idempotency/begin-idempotent-request';
+import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
 import { idempotentTabId } from '../idempotency/idempotent-tab-id';
 import type { GatewayContext } from './gateway-context';
 
@@ -51,12 +48,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
         body: { title, config },
         success: { status: 201, schema: TabResponseSchema },
       });
-      if (idempotent.storedAnswer) {
-        return reply
-          .code(201)
-          .header(IDEMPOTENT_REPLAYED_HEADER, 'true')
-          .send(idempotent.storedAnswer);
-      }
+      if (idempotent.storedAnswer) return sendReplay(reply, 201, idempotent.storedAnswer);
       const tab = await store.createTab({
         tenantId,
         title,
