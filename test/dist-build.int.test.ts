@@ -9,6 +9,7 @@ import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { startOtlpReceiver } from '@chunklog/runtime/testing';
 import { createTestDatabase, freePort, sleep, testPostgresUrl } from '@chunklog/test-infra';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,8 +92,10 @@ describe('dist/ (npm run build)', () => {
     }
   });
 
-  it('runs the all-in-one with node on a new data folder: migrated, serving the web app', async () => {
+  it('runs the all-in-one with node on a new data folder: migrated, serving the web app, exporting its spans', async () => {
     const port = await freePort();
+    // The bundle loads the OpenTelemetry SDK and exporter from node_modules only when tracing is on.
+    const receiver = await startOtlpReceiver();
     const child = spawn(process.execPath, ['dist/all-in-one.js'], {
       cwd: root,
       env: {
@@ -101,6 +104,8 @@ describe('dist/ (npm run build)', () => {
         DATA_DIR: join(scratch, 'data'),
         PORT: String(port),
         LOG_LEVEL: 'warn',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -129,9 +134,20 @@ describe('dist/ (npm run build)', () => {
       expect(await page.text()).toBe(
         readFileSync(join(root, 'apps', 'web', 'dist', 'index.html'), 'utf8'),
       );
+      await expect
+        .poll(
+          () =>
+            receiver
+              .spans()
+              .filter((span) => span.service === 'chunklog-all-in-one')
+              .map((span) => span.attributes['http.route']),
+          { timeout: 15_000, interval: 100 },
+        )
+        .toContain('/v1/tabs');
     } finally {
       child.kill('SIGTERM');
       await exited;
+      await receiver.close();
     }
   }, 300_000);
 

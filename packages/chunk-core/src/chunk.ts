@@ -72,44 +72,52 @@ const chunkBase = {
   createdAt: z.number().int().nonnegative(),
 };
 
+/** Each chunk type with the roles and the data it may carry. */
+const bodyShapes = [
+  { type: z.literal('text'), role: z.enum(['user', 'assistant']), data: TextDataSchema },
+  { type: z.literal('thinking'), role: z.literal('assistant'), data: ThinkingDataSchema },
+  { type: z.literal('tool_call'), role: z.literal('assistant'), data: ToolCallDataSchema },
+  { type: z.literal('tool_result'), role: z.literal('tool'), data: ToolResultDataSchema },
+  { type: z.literal('error'), role: z.enum(['assistant', 'system']), data: ErrorDataSchema },
+  { type: z.literal('system'), role: z.literal('system'), data: SystemDataSchema },
+  { type: z.literal('compaction'), role: z.literal('assistant'), data: CompactionDataSchema },
+] as const;
+
+type BodyShape = (typeof bodyShapes)[number];
+
+/**
+ * One object schema per chunk type, `fields` first, then type, role and data: a discriminated
+ * union of whole objects parses a chunk in one pass (an intersection of the fields with a union
+ * of bodies would parse it twice and merge the results, about ten times slower).
+ */
+function chunkUnion<Fields extends z.ZodRawShape>(fields: Fields) {
+  const variant = <Body extends BodyShape>(body: Body) => z.object({ ...fields, ...body });
+  return z.discriminatedUnion('type', [
+    variant(bodyShapes[0]),
+    variant(bodyShapes[1]),
+    variant(bodyShapes[2]),
+    variant(bodyShapes[3]),
+    variant(bodyShapes[4]),
+    variant(bodyShapes[5]),
+    variant(bodyShapes[6]),
+  ]);
+}
+
 /** The body of a chunk: type, role and data, checked against each other. */
-export const ChunkBodySchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), role: z.enum(['user', 'assistant']), data: TextDataSchema }),
-  z.object({ type: z.literal('thinking'), role: z.literal('assistant'), data: ThinkingDataSchema }),
-  z.object({
-    type: z.literal('tool_call'),
-    role: z.literal('assistant'),
-    data: ToolCallDataSchema,
-  }),
-  z.object({ type: z.literal('tool_result'), role: z.literal('tool'), data: ToolResultDataSchema }),
-  z.object({
-    type: z.literal('error'),
-    role: z.enum(['assistant', 'system']),
-    data: ErrorDataSchema,
-  }),
-  z.object({ type: z.literal('system'), role: z.literal('system'), data: SystemDataSchema }),
-  z.object({
-    type: z.literal('compaction'),
-    role: z.literal('assistant'),
-    data: CompactionDataSchema,
-  }),
-]);
+export const ChunkBodySchema = chunkUnion({});
 export type ChunkBody = z.infer<typeof ChunkBodySchema>;
 
 /** A sealed, persisted chunk as the API returns it (docs/architecture.md, "The log"). */
-export const ChunkSchema = z.intersection(z.object(chunkBase), ChunkBodySchema);
+export const ChunkSchema = chunkUnion(chunkBase);
 export type Chunk = z.infer<typeof ChunkSchema>;
 
 /** A chunk before the store gives it a seq and a creation time. */
-export const NewChunkSchema = z.intersection(
-  z.object({
-    id: chunkBase.id,
-    tabId: chunkBase.tabId,
-    turnId: chunkBase.turnId,
-    step: chunkBase.step,
-  }),
-  ChunkBodySchema,
-);
+export const NewChunkSchema = chunkUnion({
+  id: chunkBase.id,
+  tabId: chunkBase.tabId,
+  turnId: chunkBase.turnId,
+  step: chunkBase.step,
+});
 export type NewChunk = z.infer<typeof NewChunkSchema>;
 
 /** A page of chunks in ascending seq (contract: GET /v1/tabs/:tabId/chunks). */

@@ -1,5 +1,5 @@
 import { type Chunk, type ChunkPage, type NewChunk, NotFoundError } from '@chunklog/chunk-core';
-import { inLeafSpan } from '@chunklog/runtime';
+import { inLeafSpan, tracingActive } from '@chunklog/runtime';
 import { SpanKind } from '@opentelemetry/api';
 import { z } from 'zod';
 import { type BigintValue, maxPageLimit, parse, requireTabId } from '../input';
@@ -64,6 +64,7 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
     async append(tabId, chunks, options) {
       const id = requireTabId(tabId);
       const validated = validateAppend(id, chunks, options);
+      if (!tracingActive()) return groupCommit.append({ tabId: id, ...validated });
       // One span per append, whether it commits alone or in a group commit's batch (the batch's
       // size is on the span): the trace shows each writer's wait and commit. A leaf: nothing
       // below it starts spans, so it is never made the active one.

@@ -178,10 +178,12 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
       for (const item of batch) {
         busyTabs.add(item.tabId);
         options.metrics.queueWait((started - item.queuedAt) / 1000);
-        item.span?.setAttributes({
-          'chunklog.append.batch_size': batch.length,
-          'chunklog.append.queue_wait_ms': started - item.queuedAt,
-        });
+        if (item.span?.isRecording()) {
+          item.span.setAttributes({
+            'chunklog.append.batch_size': batch.length,
+            'chunklog.append.queue_wait_ms': started - item.queuedAt,
+          });
+        }
       }
       options.metrics.batch(batch.length);
       const run = batch.length === 1 ? settleOne(batch[0]!) : runBatch(batch);

@@ -22,9 +22,13 @@ export function validateAppend(
   chunks: unknown,
   options: unknown,
 ): { chunks: NewChunk[]; chunksJson: string; chunkIds: string[]; expectedSeq: number | null } {
-  const parsedOptions = AppendOptionsSchema.safeParse(options);
-  if (!parsedOptions.success) {
-    throw new InvalidInputError(`invalid append options: ${parsedOptions.error.message}`);
+  let expectedSeq: number | null = null;
+  if (options !== undefined) {
+    const parsedOptions = AppendOptionsSchema.safeParse(options);
+    if (!parsedOptions.success) {
+      throw new InvalidInputError(`invalid append options: ${parsedOptions.error.message}`);
+    }
+    expectedSeq = parsedOptions.data?.expectedSeq ?? null;
   }
   if (!Array.isArray(chunks) || chunks.length === 0) {
     throw new InvalidInputError('append needs a non-empty array of chunks');
@@ -49,7 +53,11 @@ export function validateAppend(
     seen.add(chunk.id);
     parsedChunks.push(chunk);
     const dataJson = JSON.stringify(chunk.data);
-    if (Buffer.byteLength(dataJson, 'utf8') > maxChunkDataBytes) {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: shorter JSON needs no count.
+    if (
+      dataJson.length * 3 > maxChunkDataBytes &&
+      Buffer.byteLength(dataJson, 'utf8') > maxChunkDataBytes
+    ) {
       throw new InvalidInputError(`chunk ${index} data exceeds ${maxChunkDataBytes} bytes`);
     }
     // Postgres jsonb cannot hold U+0000; refusing it here keeps the error typed and early.
@@ -62,6 +70,6 @@ export function validateAppend(
     chunks: parsedChunks,
     chunksJson: `[${rows.join(',')}]`,
     chunkIds: [...seen],
-    expectedSeq: parsedOptions.data?.expectedSeq ?? null,
+    expectedSeq,
   };
 }
