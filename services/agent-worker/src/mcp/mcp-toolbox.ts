@@ -34,13 +34,16 @@ export interface McpOptions {
 export interface McpTab {
   config: TabConfig;
   /**
-   * The name of the tab's tenant, which its own servers' secrets are checked against; null when
-   * unknown: the tab's own servers are left out.
+   * The name of the tab's tenant, which its own servers' secrets are checked against and their
+   * sessions kept apart by; null when unknown: the tab's own servers are left out.
    */
   tenant: string | null;
 }
 
-/** The worker's MCP connections, shared by the tabs that name the same server. */
+/**
+ * The worker's MCP connections: the deployment's, shared by every tab; a tab's own, shared by
+ * the tabs of one tenant that name the same server alike, never across tenants.
+ */
 export interface McpToolbox {
   /**
    * The tool sets of the servers a tab uses, in a fixed order: the deployment's, then the tab's
@@ -65,7 +68,8 @@ export function createMcpToolbox(
   const now = options.now ?? Date.now;
   const idleMs = options.idleMs ?? 5 * 60_000;
   const logger = options.logger;
-  // Keyed by the whole definition: two tabs naming the same server alike share its session.
+  // Keyed by the whole definition, and a tab's server by its tenant too: two tabs of a tenant
+  // naming the same server alike share its session, two tenants' tabs never do.
   const connections = new Map<string, McpConnection>();
   const deploymentKeys = new Set(deployment.map((server) => JSON.stringify(server)));
   let sweeper: ReturnType<typeof setInterval> | undefined;
@@ -99,7 +103,7 @@ export function createMcpToolbox(
 
   function ownUse(server: McpHttpServer, tenant: string): Use {
     const refusals = serverSecretRefusals(server, tenant, environment);
-    if (refusals.length === 0) return { server, key: JSON.stringify(server) };
+    if (refusals.length === 0) return { server, key: JSON.stringify([tenant, server]) };
     const why = `MCP server ${server.name} is not used for this tab: ${refusals.join('; ')}`;
     const said = JSON.stringify([tenant, server.name, why]);
     if (!warnedOnce.has(said)) {

@@ -21,12 +21,23 @@ describe('createMcpToolbox', () => {
     expect(sets).toHaveLength(3);
     expect(sets[0]).toBe(deployB);
     expect(sets[2]).not.toBe(deployA);
-    // One connection per distinct definition, shared by the tabs naming a server alike.
+    // One connection per distinct definition, shared by a tenant's tabs naming a server alike.
     expect(toolbox.toolSets(ofAlpha({ mcpServers: [server('c', 'http://tab/c')] }))).toEqual([
       deployA,
       deployB,
       sets[1],
     ]);
+    await toolbox.close();
+  });
+
+  it("keeps two tenants' sessions of the same server apart, and shares the deployment's", async () => {
+    const toolbox = createMcpToolbox({ logger, servers: [server('a', 'http://deploy/a')] });
+    const config = { mcpServers: [server('c', 'http://tab/c')] };
+    const [alphaDeploy, alphaOwn] = toolbox.toolSets({ config, tenant: 'alpha' });
+    const [betaDeploy, betaOwn] = toolbox.toolSets({ config, tenant: 'beta' });
+    expect(betaDeploy).toBe(alphaDeploy);
+    expect(betaOwn).not.toBe(alphaOwn);
+    expect(toolbox.toolSets({ config, tenant: 'beta' })[1]).toBe(betaOwn);
     await toolbox.close();
   });
 

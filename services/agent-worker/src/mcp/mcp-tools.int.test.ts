@@ -230,6 +230,29 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
     expect(logLines.some((line) => line.includes('MCP server secret refused'))).toBe(true);
   });
 
+  it("keeps two tenants' sessions of one server apart, and shares one within a tenant", async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const countIn = async (tabId: string, marker: string) => {
+      await harness!.send(tabId, `${marker} [[sim: tool kit_count {}]]`);
+      await harness!.turnsDone(tabId, 1);
+      return toolResults(await harness!.store.readAll(tabId)).map((result) => result.result);
+    };
+    const first = await harness.newTab(kitConfig(server));
+    const second = await harness.newTab(kitConfig(server));
+    const others = await harness.store.createTab({
+      tenantId: otherTenant,
+      config: kitConfig(server),
+    });
+    expect(await countIn(first.id, 'mcp-count-first')).toEqual(['count 1']);
+    // The other tenant's tab names the server alike, but gets a session of its own.
+    expect(await countIn(others.id, 'mcp-count-other')).toEqual(['count 1']);
+    expect(await countIn(second.id, 'mcp-count-second')).toEqual(['count 2']);
+    const sessions = new Set(server.headers.map((headers) => headers['mcp-session-id']));
+    sessions.delete(undefined);
+    expect(sessions.size).toBe(2);
+  });
+
   it('offers a tool the server adds, once it says its list changed', async (context) => {
     if (!harness) return context.skip();
     const server = await httpServer();

@@ -90,7 +90,7 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
   await drainInbox(turn, step === 0 ? 0 : step - 1);
   if (deps.mcp) {
     // Before the first model call, so the tab's MCP tools are in its first request. The
-    // tenant decides which secrets the tab's own servers may use.
+    // tenant decides which secrets the tab's own servers may use, and keeps their sessions apart.
     const mcpTab = {
       config: input.config,
       tenant: input.config.mcpServers?.length ? await tabTenantName(session.store, tabId) : null,
