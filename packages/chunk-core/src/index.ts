@@ -113,6 +113,14 @@ export {
 export { fitChunkForWire } from './fit-chunk-for-wire';
 export { lastStepText, type ToolCallChunk, unansweredToolCalls } from './log-queries';
 export {
+  isSecretScopeVariable,
+  LOCAL_TENANT_NAME,
+  SECRET_ORIGINS_SUFFIX,
+  SECRET_TENANTS_SUFFIX,
+  secretRefusal,
+  serverSecretRefusals,
+} from './mcp-secret-scope';
+export {
   DeploymentMcpServersSchema,
   MCP_SECRET_PREFIX,
   type McpHttpServer,

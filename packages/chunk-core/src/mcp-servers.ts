@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isSecretScopeVariable } from './mcp-secret-scope';
 
 /**
  * An MCP server's name: the prefix of its tools' names (`<server>_<tool>`). No underscore, so
@@ -22,7 +23,10 @@ export const SecretReferenceSchema = z
       .regex(
         /^MCP_SECRET_[A-Z0-9_]{1,64}$/,
         `an environment variable of the worker whose name begins ${MCP_SECRET_PREFIX}`,
-      ),
+      )
+      .refine((name) => !isSecretScopeVariable(name), {
+        error: "a name ending _TENANTS or _ORIGINS is a secret's scope, not a secret",
+      }),
   })
   .strict();
 export type SecretReference = z.infer<typeof SecretReferenceSchema>;

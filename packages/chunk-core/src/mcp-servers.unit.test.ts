@@ -35,6 +35,13 @@ describe('a tab config naming MCP servers', () => {
         mcpServers: [{ ...server, headers: { Authorization: { secret: 'DATABASE_URL' } } }],
       }),
     ).toEqual(['mcpServers.0.headers.Authorization.secret']);
+    expect(
+      problems({
+        mcpServers: [
+          { ...server, headers: { Authorization: { secret: 'MCP_SECRET_DOCS_TOKEN_TENANTS' } } },
+        ],
+      }),
+    ).toEqual(['mcpServers.0.headers.Authorization.secret']);
     expect(problems({ mcpServers: [{ ...server, url: 'file:///etc/passwd' }] })).toEqual([
       'mcpServers.0.url',
     ]);

@@ -10,6 +10,7 @@ import { createTabHolder } from './holding/hold-tab';
 import { createIntake } from './intake/intake';
 import { MessagesBeingStored } from './intake/messages-being-stored';
 import { createMcpToolbox, type McpOptions } from './mcp/mcp-toolbox';
+import { tabTenantName } from './mcp/tab-tenant-name';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
 import { maxChunkBytes } from './request/max-chunk-bytes';
 import { serveRequestOptions } from './request/serve-request-options';
@@ -89,6 +90,8 @@ export interface Worker {
   nextRequest(input: {
     config: TabConfig;
     log: readonly Chunk[];
+    /** The name of the tab's tenant; without it the tab's own MCP servers are left out. */
+    tenant?: string | null;
   }): Anthropic.MessageCreateParamsNonStreaming;
 }
 
@@ -129,10 +132,10 @@ export function createWorker(deps: WorkerDependencies): Worker {
     maxChunkBytes: maxChunkBytes(contextWindowTokens),
   };
   /** What this worker builds a tab's step requests from: its defaults and its tools now. */
-  const stepRequestInput = (config: TabConfig): StepRequestInput => ({
+  const stepRequestInput = (config: TabConfig, tenant: string | null): StepRequestInput => ({
     config,
     defaults,
-    tools: combineToolSets([registry, ...mcp.toolSets(config)]).describe(config.tools),
+    tools: combineToolSets([registry, ...mcp.toolSets({ config, tenant })]).describe(config.tools),
   });
   const turnDependencies: TurnDependencies = {
     anthropic: deps.anthropic,
@@ -225,7 +228,10 @@ export function createWorker(deps: WorkerDependencies): Worker {
       if (deps.remoteTools ?? true) await remote.start();
       mcp.start();
       subscriptions.push(
-        await serveRequestOptions(bus, (config) => stepRequestOptions(stepRequestInput(config))),
+        await serveRequestOptions(bus, async ({ tabId, config }) => {
+          const tenant = config.mcpServers?.length ? await tabTenantName(store, tabId) : null;
+          return stepRequestOptions(stepRequestInput(config, tenant));
+        }),
       );
       subscriptions.push(await bus.consume(INTAKE_QUEUE, intake, { concurrency: 4 }));
       sweeper = setInterval(() => void sweep(), sweepMs);
@@ -252,6 +258,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     },
     runningTabs: () => [...holder.sessions.keys()],
     health: () => health.snapshot(),
-    nextRequest: ({ config, log }) => buildStepRequest({ log, ...stepRequestInput(config) }),
+    nextRequest: ({ config, log, tenant }) =>
+      buildStepRequest({ log, ...stepRequestInput(config, tenant ?? null) }),
   };
 }

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { createWorker, createWorkerMetrics, webhookDispatchOptions } from '@chunklog/agent-worker';
+import {
+  createWorker,
+  createWorkerMetrics,
+  tabTenantName,
+  webhookDispatchOptions,
+} from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
@@ -132,8 +137,12 @@ export async function startAllInOne(
       metricsRegistry: metrics.registry,
       ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
       // The worker is right here: /context shows the exact request, its model and tools included.
-      contextBuilder: ({ tab, chunks }) => ({
-        request: worker.nextRequest({ config: tab.config, log: chunks }),
+      contextBuilder: async ({ tab, chunks }) => ({
+        request: worker.nextRequest({
+          config: tab.config,
+          log: chunks,
+          tenant: tab.config.mcpServers?.length ? await tabTenantName(store, tab.id) : null,
+        }),
         source: 'worker',
       }),
     });

@@ -65,6 +65,11 @@ export interface GatewayOptions {
   metricsRegistry?: Registry;
   /** Browser origins allowed to call the API (CORS); absent or empty: no CORS headers. */
   cors?: CorsOptions;
+  /**
+   * Where the scopes of MCP secrets (`MCP_SECRET_<NAME>_TENANTS`, `_ORIGINS`) are read, to
+   * refuse a tab naming a secret its tenant may not use (default: process.env).
+   */
+  mcpSecretScopes?: Readonly<Record<string, string | undefined>>;
 }
 
 declare module 'fastify' {
@@ -130,6 +135,7 @@ export async function createGateway(options: GatewayOptions) {
     hub: new TabEventHub(options.bus, app.log, (seconds) => metrics.sealDelay.observe(seconds)),
     contextBuilder: options.contextBuilder ?? createWorkerContextBuilder({ bus: options.bus }),
     streams: new Set(),
+    mcpSecretScopes: options.mcpSecretScopes ?? process.env,
   };
   app.decorate('gatewayMetrics', metrics);
   app.decorate('openStreamCount', () => context.streams.size);

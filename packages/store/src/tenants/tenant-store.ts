@@ -13,6 +13,8 @@ export interface TenantStore {
   addApiKey(tenantId: string, key: string): Promise<void>;
   /** The tenant of an API key, or null. */
   authenticate(key: string): Promise<string | null>;
+  /** A tenant's name (what API_KEYS and an MCP secret's tenant list call it), or null. */
+  tenantName(tenantId: string): Promise<string | null>;
 }
 
 const CreateTenantSchema = z.object({
@@ -80,6 +82,17 @@ export function createSqlTenantStore(run: RunStatement): TenantStore {
         'chunklog_authenticate',
       );
       return rows[0]?.tenant_id ?? null;
+    },
+
+    async tenantName(tenantId) {
+      if (!TenantIdSchema.safeParse(tenantId).success) return null;
+      const rows = await run<{ name: string }>(
+        'tenant name',
+        'SELECT name FROM tenants WHERE id = $1',
+        [tenantId],
+        'chunklog_tenant_name',
+      );
+      return rows[0]?.name ?? null;
     },
   };
 }

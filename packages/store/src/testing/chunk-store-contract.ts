@@ -1123,6 +1123,12 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         const generated = await store.createTenant({ name: `gen-${randomUUID()}` });
         expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
       });
+
+      it("reads a tenant's name by its id", async () => {
+        const tenant = await store.createTenant({ name: `named-${randomUUID()}` });
+        expect(await store.tenantName(tenant.id)).toBe(tenant.name);
+        expect(await store.tenantName(`nobody-${randomUUID()}`)).toBeNull();
+      });
     });
   });
 }

@@ -28,12 +28,14 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
     }
 
     async function newEndpoint(tenantId: string, eventTypes = ['turn.completed']) {
-      return storeOf().createWebhookEndpoint({
+      const created = await storeOf().createWebhookEndpoint({
         tenantId,
         url: 'http://127.0.0.1:9/hook',
         eventTypes,
         secret,
       });
+      expect(created.secret).toBe(secret);
+      return created.endpoint;
     }
 
     /** A tab of `tenantId` whose turn ran as `owner` and ended with `reason`, one chunk long. */
@@ -125,6 +127,27 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
         );
       }
       expect(await store.listWebhookEndpoints(tenantId)).toEqual([]);
+    });
+
+    it('creates an endpoint with a chosen id once: again, it is returned as it stands with its secret', async () => {
+      const store = storeOf();
+      const tenantId = await newTenant();
+      const id = randomUUID();
+      const input = { tenantId, url: 'https://example.com/hook', eventTypes: ['turn.completed'] };
+      const created = await store.createWebhookEndpoint({ ...input, secret, id });
+      expect(created).toMatchObject({ endpoint: { id, url: input.url }, secret });
+      const again = await store.createWebhookEndpoint({
+        ...input,
+        secret: `whsec_${'B'.repeat(32)}`,
+        id,
+      });
+      expect(again).toEqual(created);
+      expect(await store.listWebhookEndpoints(tenantId)).toHaveLength(1);
+      const other = await newTenant();
+      expect(
+        await rejection(store.createWebhookEndpoint({ ...input, tenantId: other, secret, id })),
+      ).toBeInstanceOf(NotFoundError);
+      expect(await store.listWebhookEndpoints(other)).toEqual([]);
     });
 
     it("queues a turn's end for each subscribed endpoint of its tenant with the release", async () => {

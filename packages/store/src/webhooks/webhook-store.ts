@@ -6,6 +6,7 @@ import {
 } from '@chunklog/chunk-core';
 import { z } from 'zod';
 import { IdSchema, maxPageLimit, noNul, parse, TenantIdSchema } from '../input';
+import { retryOnceWhenEmpty } from '../retry-once-when-empty';
 import type { RunStatement } from '../sql-client';
 import {
   type DeliveryRow,
@@ -18,13 +19,19 @@ import {
 
 /** A tenant's webhook endpoints and the history of their deliveries. */
 export interface WebhookStore {
-  /** `secret` is the signing secret the caller generated (`whsec_...`). */
+  /**
+   * `secret` is the signing secret the caller generated (`whsec_...`); the answer's `secret` is
+   * the one the endpoint signs with. With an id, idempotent: an endpoint of that id already the
+   * tenant's is returned as it stands, with its own secret (a request retried with an
+   * idempotency key); one of another tenant is not found.
+   */
   createWebhookEndpoint(input: {
     tenantId: string;
     url: string;
     eventTypes: string[];
     secret: string;
-  }): Promise<WebhookEndpoint>;
+    id?: string;
+  }): Promise<{ endpoint: WebhookEndpoint; secret: string }>;
   /** A tenant's endpoints, oldest first. */
   listWebhookEndpoints(tenantId: string): Promise<WebhookEndpoint[]>;
   /** Deletes an endpoint and its deliveries; NotFoundError when absent or another tenant's. */
@@ -61,6 +68,7 @@ const CreateEndpointSchema = z
     url: WebhookUrlSchema,
     eventTypes: WebhookEventTypesSchema,
     secret: WebhookSecretSchema,
+    id: IdSchema.optional(),
   })
   .strict();
 const RotateSchema = z.object({ tenantId: TenantIdSchema, secret: WebhookSecretSchema }).strict();
@@ -81,14 +89,32 @@ const notFound = (id: string) => new NotFoundError(`webhook endpoint ${id} not f
 export function createSqlWebhookStore(run: RunStatement): WebhookStore {
   return {
     async createWebhookEndpoint(input) {
-      const { tenantId, url, eventTypes, secret } = parse(CreateEndpointSchema, input, 'webhook');
-      const rows = await run<EndpointRow>(
-        'create webhook endpoint',
-        `INSERT INTO webhook_endpoints AS e (tenant_id, url, event_types, secret)
-         VALUES ($1, $2, $3::text[], $4) RETURNING ${endpointColumns}`,
-        [tenantId, url, eventTypes, secret],
+      const { tenantId, url, eventTypes, secret, id } = parse(
+        CreateEndpointSchema,
+        input,
+        'webhook',
       );
-      return endpointFromRow(rows[0]!);
+      // As createTab with an id: a concurrent creator's row is invisible to this statement's
+      // snapshot when the insert waited on it and did nothing; a second statement sees it.
+      const rows = await retryOnceWhenEmpty(() =>
+        run<EndpointRow & { secret: string }>(
+          'create webhook endpoint',
+          `WITH inserted AS (
+             INSERT INTO webhook_endpoints AS e (id, tenant_id, url, event_types, secret)
+             VALUES (coalesce($5::uuid, gen_random_uuid()), $1, $2, $3::text[], $4)
+             ON CONFLICT (id) DO NOTHING RETURNING ${endpointColumns}, e.secret
+           )
+           SELECT * FROM inserted
+           UNION ALL
+           SELECT ${endpointColumns}, e.secret FROM webhook_endpoints e
+           WHERE e.id = $5::uuid AND e.tenant_id = $1
+           LIMIT 1`,
+          [tenantId, url, eventTypes, secret, id ?? null],
+        ),
+      );
+      const row = rows[0];
+      if (row === undefined) throw notFound(id!);
+      return { endpoint: endpointFromRow(row), secret: row.secret };
     },
 
     async listWebhookEndpoints(tenantId) {

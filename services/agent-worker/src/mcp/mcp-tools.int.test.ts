@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,18 +16,36 @@ const eventsDirectory = mkdtempSync(join(tmpdir(), 'chunklog-mcp-'));
 const stdioEvents = join(eventsDirectory, 'stdio-events');
 
 let harness: Harness | null;
+/** A tenant MCP_SECRET_TEST_TOKEN_TENANTS lists besides the harness's, and one it does not. */
+let otherTenant = '';
+let strangerTenant = '';
 const logLines: string[] = [];
 let worker: Worker | undefined;
 const servers: McpHttpTestServer[] = [];
 
 beforeAll(async () => {
   harness = await createHarness('nats');
+  if (harness) {
+    otherTenant = (await harness.store.createTenant({ name: `other-${randomUUID()}` })).id;
+    strangerTenant = (await harness.store.createTenant({ name: `stranger-${randomUUID()}` })).id;
+  }
+  const listed = harness
+    ? [
+        await harness.store.tenantName(harness.tenantId),
+        await harness.store.tenantName(otherTenant),
+      ]
+    : [];
   worker = await harness?.startWorker({
     // Every line the worker logs, at every level, to check that no secret is among them.
     logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     mcp: {
       servers: [mcpStdioTestServer('local', stdioEvents)],
-      environment: { MCP_SECRET_TEST_TOKEN: SECRET },
+      environment: {
+        MCP_SECRET_TEST_TOKEN: SECRET,
+        MCP_SECRET_TEST_TOKEN_TENANTS: listed.join(','),
+        // Allowed to every tenant, and missing.
+        MCP_SECRET_NOT_SET_TENANTS: '*',
+      },
       // A loaded machine can take many seconds to start the stdio server through tsx.
       listTimeoutMs: 60_000,
     },
@@ -191,6 +210,49 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
     ).toBe(true);
   });
 
+  it('never sends a secret for a tenant it is not listed for: every call answers why', async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const tab = await harness.store.createTab({
+      tenantId: strangerTenant,
+      config: kitConfig(server),
+    });
+    await harness.send(tab.id, 'mcp-stranger [[sim: tool kit_echo {"text":"leak?"}]]');
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
+    const [result] = toolResults(log);
+    expect(result).toMatchObject({ name: 'kit_echo', isError: true });
+    expect(String(result?.result)).toMatch(
+      /^MCP server kit is not used for this tab: secret MCP_SECRET_TEST_TOKEN is not for tenant stranger-.* \(MCP_SECRET_TEST_TOKEN_TENANTS\)$/,
+    );
+    expect(offeredIn('mcp-stranger').map((tool) => tool.name)).not.toContain('kit_echo');
+    expect(server.headers).toEqual([]);
+    expect(JSON.stringify(log)).not.toContain(SECRET);
+    expect(logLines.some((line) => line.includes('MCP server secret refused'))).toBe(true);
+  });
+
+  it("keeps two tenants' sessions of one server apart, and shares one within a tenant", async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const countIn = async (tabId: string, marker: string) => {
+      await harness!.send(tabId, `${marker} [[sim: tool kit_count {}]]`);
+      await harness!.turnsDone(tabId, 1);
+      return toolResults(await harness!.store.readAll(tabId)).map((result) => result.result);
+    };
+    const first = await harness.newTab(kitConfig(server));
+    const second = await harness.newTab(kitConfig(server));
+    const others = await harness.store.createTab({
+      tenantId: otherTenant,
+      config: kitConfig(server),
+    });
+    expect(await countIn(first.id, 'mcp-count-first')).toEqual(['count 1']);
+    // The other tenant's tab names the server alike, but gets a session of its own.
+    expect(await countIn(others.id, 'mcp-count-other')).toEqual(['count 1']);
+    expect(await countIn(second.id, 'mcp-count-second')).toEqual(['count 2']);
+    const sessions = new Set(server.headers.map((headers) => headers['mcp-session-id']));
+    sessions.delete(undefined);
+    expect(sessions.size).toBe(2);
+  });
+
   it('offers a tool the server adds, once it says its list changed', async (context) => {
     if (!harness) return context.skip();
     const server = await httpServer();
@@ -200,8 +262,9 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
     expect(offeredIn('mcp-before').map((tool) => tool.name)).not.toContain('kit_late');
 
     server.addLateTool();
+    const tenant = await harness.store.tenantName(harness.tenantId);
     const offeredNow = () =>
-      (worker!.nextRequest({ config: tab.config, log: [] }).tools ?? []).map(
+      (worker!.nextRequest({ config: tab.config, log: [], tenant }).tools ?? []).map(
         (tool) => (tool as { name: string }).name,
       );
     await expect.poll(offeredNow, { timeout: 10_000 }).toContain('kit_late');

@@ -15,7 +15,7 @@ import {
  */
 export function serveRequestOptions(
   bus: Bus,
-  optionsFor: (config: TabConfig) => RequestOptions,
+  optionsFor: (query: { tabId: string; config: TabConfig }) => Promise<RequestOptions>,
 ): Promise<Subscription> {
   return bus.serve(
     REQUEST_OPTIONS_SUBJECT,
@@ -24,7 +24,7 @@ export function serveRequestOptions(
       if (!query.success) {
         throw new InvalidInputError(`Malformed request-options query: ${query.error.message}`);
       }
-      return { options: optionsFor(query.data.config) };
+      return { options: await optionsFor(query.data) };
     },
     { queue: REQUEST_OPTIONS_QUEUE },
   );

@@ -13,10 +13,14 @@ export interface McpTestToolHooks {
 
 /**
  * The tools every MCP test server serves: `echo`, `fail` (an error result), `slow` (waits until
- * told or cancelled), `die` (the server dies mid-call) and `search.v2` (a name the API would
- * refuse as it is).
+ * told or cancelled), `die` (the server dies mid-call), `search.v2` (a name the API would
+ * refuse as it is) and `count` (its calls in this session: state a session keeps).
  */
 export function registerMcpTestTools(server: McpServer, hooks: McpTestToolHooks): void {
+  let counted = 0;
+  server.registerTool('count', { description: 'Counts its calls in this session' }, async () => ({
+    content: [{ type: 'text', text: `count ${++counted}` }],
+  }));
   server.registerTool(
     'echo',
     { description: 'Echoes the text back', inputSchema: { text: z.string().min(1) } },

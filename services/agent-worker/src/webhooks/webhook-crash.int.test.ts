@@ -26,7 +26,7 @@ async function hangingOnceEndpoint(h: Harness) {
     count === 1 ? new Promise<number>(() => {}) : 200,
   );
   h.onClose(() => void receiver.close());
-  const endpoint = await h.store.createWebhookEndpoint({
+  const { endpoint } = await h.store.createWebhookEndpoint({
     tenantId: h.tenantId,
     url: receiver.url,
     eventTypes: ['turn.completed'],

@@ -19,4 +19,6 @@ export interface GatewayContext {
   contextBuilder: ContextBuilder;
   /** Every open stream, for heartbeats and for ending them at shutdown. */
   streams: Set<TabStreamRelay>;
+  /** Where MCP secrets' scopes are read (`MCP_SECRET_<NAME>_TENANTS`, `_ORIGINS`). */
+  mcpSecretScopes: Readonly<Record<string, string | undefined>>;
 }

@@ -103,6 +103,77 @@ describe.each(backends)('webhooks on $name', (backend) => {
     expect(listed.body).toEqual({ endpoints: [] });
   });
 
+  describe('with an Idempotency-Key', () => {
+    const create = (idempotencyKey: string, body: unknown, key = gateway.tenantA.key) =>
+      gateway.request('POST', '/v1/webhooks', {
+        key,
+        body,
+        headers: { 'idempotency-key': idempotencyKey },
+      });
+    const endpointCount = async (key = gateway.tenantA.key) =>
+      ((await gateway.request('GET', '/v1/webhooks', { key })).body as { endpoints: unknown[] })
+        .endpoints.length;
+    const body = { url: 'https://example.com/once', eventTypes: ['turn.completed'] };
+
+    it('answers a replay with the stored 201, same endpoint and secret, marked Idempotent-Replayed', async () => {
+      const idempotencyKey = randomUUID();
+      const before = await endpointCount();
+      const first = await create(idempotencyKey, body);
+      const again = await create(idempotencyKey, body);
+      expect(first.status).toBe(201);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(first.body);
+      expect(first.body).toMatchObject({
+        endpoint: body,
+        secret: expect.stringMatching(/^whsec_/),
+      });
+      expect(await endpointCount()).toBe(before + 1);
+    });
+
+    it('answers 422 idempotency_key_reused to another URL or event list, and creates nothing', async () => {
+      const idempotencyKey = randomUUID();
+      expect((await create(idempotencyKey, body)).status).toBe(201);
+      const before = await endpointCount();
+      for (const other of [
+        { ...body, url: 'https://example.com/other' },
+        { ...body, eventTypes: ['turn.completed', 'turn.failed'] },
+      ]) {
+        const refused = await create(idempotencyKey, other);
+        expect(refused.status).toBe(422);
+        expect(refused.body).toEqual(expectedError('idempotency_key_reused'));
+      }
+      expect(await endpointCount()).toBe(before);
+    });
+
+    it('gives concurrent requests with one key one endpoint, and keeps keys per tenant', async () => {
+      const idempotencyKey = randomUUID();
+      const before = await endpointCount();
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () => create(idempotencyKey, body)),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
+      const created = answers.map(
+        (answer) => answer.body as { endpoint: WebhookEndpoint; secret: string },
+      );
+      expect(new Set(created.map(({ endpoint }) => endpoint.id)).size).toBe(1);
+      expect(new Set(created.map(({ secret }) => secret)).size).toBe(1);
+      expect(await endpointCount()).toBe(before + 1);
+
+      const theirs = await create(idempotencyKey, body, gateway.tenantB.key);
+      expect(theirs.status).toBe(201);
+      expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+      const theirId = (theirs.body as { endpoint: WebhookEndpoint }).endpoint.id;
+      expect(theirId).not.toBe(created[0]!.endpoint.id);
+      // Tenant B keeps no endpoint: the tests below count on it.
+      const deleted = await gateway.request('DELETE', `/v1/webhooks/${theirId}`, {
+        key: gateway.tenantB.key,
+      });
+      expect(deleted.status).toBe(204);
+    });
+  });
+
   it("answers 404 for another tenant's endpoint on every route, changing nothing", async () => {
     const { endpoint } = await createEndpoint('https://example.com/a', ['turn.completed']);
     const key = gateway.tenantB.key;

@@ -15,14 +15,20 @@ const docs = {
 describe.skipIf(!backend)('POST /v1/tabs with MCP servers in the config', () => {
   let gateway: GatewayHarness;
   beforeAll(async () => {
-    gateway = await startGateway(backend!);
+    gateway = await startGateway(backend!, {
+      // tenant-a may use the docs token on its server; tenant-b may not use it at all.
+      mcpSecretScopes: {
+        MCP_SECRET_DOCS_TOKEN_TENANTS: 'tenant-a',
+        MCP_SECRET_DOCS_TOKEN_ORIGINS: 'https://mcp.example.com',
+      },
+    });
   });
   afterAll(async () => {
     await gateway?.close();
   });
 
-  async function tabCount(): Promise<number> {
-    const response = await gateway.request('GET', '/v1/tabs?limit=500');
+  async function tabCount(key?: string): Promise<number> {
+    const response = await gateway.request('GET', '/v1/tabs?limit=500', { key });
     return (response.body as { tabs: unknown[] }).tabs.length;
   }
 
@@ -55,5 +61,55 @@ describe.skipIf(!backend)('POST /v1/tabs with MCP servers in the config', () => 
     expect(response.body).toEqual(expectedError(expect.any(String)));
     expect((response.body as { error: { message: string } }).error.message).toMatch(message);
     expect(await tabCount()).toBe(before);
+  });
+
+  it('refuses with 400 a secret its tenant is not listed for, storing nothing', async () => {
+    const key = gateway.tenantB.key;
+    const before = await tabCount(key);
+    const response = await gateway.request('POST', '/v1/tabs', {
+      key,
+      body: { config: { mcpServers: [docs] } },
+    });
+    expect(response.status).toBe(400);
+    expect((response.body as { error: { message: string } }).error.message).toMatch(
+      /MCP server docs: secret MCP_SECRET_DOCS_TOKEN is not for tenant tenant-b \(MCP_SECRET_DOCS_TOKEN_TENANTS\)/,
+    );
+    expect(await tabCount(key)).toBe(before);
+  });
+
+  it('refuses with 400 a secret with no tenant list, and one sent to another origin', async () => {
+    const unlisted = await gateway.request('POST', '/v1/tabs', {
+      body: {
+        config: {
+          mcpServers: [{ ...docs, headers: { Authorization: { secret: 'MCP_SECRET_OTHER' } } }],
+        },
+      },
+    });
+    expect(unlisted.status).toBe(400);
+    expect((unlisted.body as { error: { message: string } }).error.message).toMatch(
+      /MCP_SECRET_OTHER is not for tenant tenant-a: the deployment lists no tenants/,
+    );
+    const elsewhere = await gateway.request('POST', '/v1/tabs', {
+      body: { config: { mcpServers: [{ ...docs, url: 'https://attacker.example.net/mcp' }] } },
+    });
+    expect(elsewhere.status).toBe(400);
+    expect((elsewhere.body as { error: { message: string } }).error.message).toMatch(
+      /may not be sent to https:\/\/attacker\.example\.net/,
+    );
+  });
+});
+
+describe.skipIf(!backend)('POST /v1/tabs with MCP secrets, auth off', () => {
+  it('lets the one local tenant name a secret with no tenant list', async () => {
+    const gateway = await startGateway(backend!, { auth: { mode: 'off' }, mcpSecretScopes: {} });
+    try {
+      const created = await gateway.request('POST', '/v1/tabs', {
+        key: null,
+        body: { config: { mcpServers: [docs] } },
+      });
+      expect(created.status).toBe(201);
+    } finally {
+      await gateway.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ import {
 } from '../http/api-schemas';
 import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
 import { idempotentTabId } from '../idempotency/idempotent-tab-id';
+import { checkMcpSecretScopes } from './check-mcp-secret-scopes';
 import type { GatewayContext } from './gateway-context';
 
 /** Create, list, read, rename and delete tabs, always within the caller's tenant. */
@@ -30,7 +31,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
         operationId: 'createTab',
         summary: 'Create a tab',
         description:
-          'With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another.',
+          "With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another. An MCP server naming a secret the caller's tenant may not use (MCP_SECRET_<NAME>_TENANTS, _ORIGINS) is refused with 400.",
         headers: IdempotencyHeadersSchema,
         body: CreateTabBodySchema,
         response: { 201: TabResponseSchema, ...errorResponses(400, 401, 413, 415, 422, 429) },
@@ -40,6 +41,12 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
       const tenantId = tenantOf(request);
       const title = request.body?.title;
       const config = request.body?.config;
+      await checkMcpSecretScopes({
+        store,
+        tenantId,
+        config,
+        scopes: context.mcpSecretScopes,
+      });
       const idempotencyKey = request.headers['idempotency-key'];
       const idempotent = await beginIdempotentRequest(store, request.log, {
         tenantId,

@@ -6,10 +6,13 @@ import {
   DeliveriesQuerySchema,
   DeliveryListResponseSchema,
   errorResponses,
+  IdempotencyHeadersSchema,
   WebhookEndpointParamsSchema,
   WebhookListResponseSchema,
   WebhookWithSecretResponseSchema,
 } from '../http/api-schemas';
+import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
+import { idempotentWebhookId } from '../idempotency/idempotent-webhook-id';
 import type { GatewayContext } from './gateway-context';
 import { newWebhookSecret } from './new-webhook-secret';
 
@@ -30,22 +33,41 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         tags: ['webhooks'],
         operationId: 'createWebhook',
         summary: 'Create a webhook endpoint; the answer holds its signing secret, shown only here',
+        description:
+          'With an Idempotency-Key, a retry with the same body returns the same endpoint and secret (201, Idempotent-Replayed: true) instead of creating another.',
+        headers: IdempotencyHeadersSchema,
         body: CreateWebhookBodySchema,
         response: {
           201: WebhookWithSecretResponseSchema,
-          ...errorResponses(400, 401, 413, 415, 429),
+          ...errorResponses(400, 401, 413, 415, 422, 429),
         },
       },
     },
     async (request, reply) => {
-      const secret = newWebhookSecret();
-      const endpoint = await store.createWebhookEndpoint({
-        tenantId: tenantOf(request),
-        url: request.body.url,
-        eventTypes: request.body.eventTypes,
-        secret,
+      const tenantId = tenantOf(request);
+      const { url, eventTypes } = request.body;
+      const idempotencyKey = request.headers['idempotency-key'];
+      const idempotent = await beginIdempotentRequest(store, request.log, {
+        tenantId,
+        scope: 'POST /v1/webhooks',
+        key: idempotencyKey,
+        body: { url, eventTypes },
+        success: { status: 201, schema: WebhookWithSecretResponseSchema },
       });
-      return reply.code(201).send({ endpoint, secret });
+      if (idempotent.storedAnswer) return sendReplay(reply, 201, idempotent.storedAnswer);
+      const created = await store.createWebhookEndpoint({
+        tenantId,
+        url,
+        eventTypes,
+        secret: newWebhookSecret(),
+        // Derived from the key: a retry after a create whose answer was lost finds that
+        // endpoint, and answers the secret it signs with.
+        ...(idempotencyKey === undefined
+          ? {}
+          : { id: idempotentWebhookId(tenantId, idempotencyKey) }),
+      });
+      await idempotent.complete(created);
+      return reply.code(201).send(created);
     },
   );
 

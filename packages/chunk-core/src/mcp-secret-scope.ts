@@ -1,0 +1,85 @@
+/**
+ * Which tenants' tabs may use an MCP secret, and on which servers. A tab's MCP server names
+ * secrets (`{ "secret": "MCP_SECRET_DOCS_TOKEN" }`) that the worker reads from its environment
+ * and sends to the server; beside each secret the deployment sets its scope:
+ *
+ * - `<secret>_TENANTS`: the tenants (their names, as in API_KEYS) whose tabs may name it,
+ *   comma-separated, or `*` for every tenant. Without it, only the `local` tenant may: the one
+ *   tenant of a gateway without API_KEYS, so a deployment with auth off works unchanged, and a
+ *   deployment with tenants shares no secret it did not list.
+ * - `<secret>_ORIGINS` (optional): the server origins (`https://mcp.example.com`) it may be sent
+ *   to, comma-separated; without it, any server the tab names on a host MCP_TAB_HOSTS allows.
+ *
+ * The deployment's own servers (MCP_SERVERS) are not scoped: the operator wrote them.
+ */
+export const SECRET_TENANTS_SUFFIX = '_TENANTS';
+export const SECRET_ORIGINS_SUFFIX = '_ORIGINS';
+
+/** The name of the tenant every request acts as on a gateway without API_KEYS. */
+export const LOCAL_TENANT_NAME = 'local';
+
+/** A secret's scope variables end so; they are never secrets themselves. */
+export function isSecretScopeVariable(name: string): boolean {
+  return name.endsWith(SECRET_TENANTS_SUFFIX) || name.endsWith(SECRET_ORIGINS_SUFFIX);
+}
+
+/**
+ * Why a tenant's tab may not send a secret to a server URL, or null when it may. Reads the
+ * scope from `environment` at every call, as the secret itself is read.
+ */
+export function secretRefusal(input: {
+  secret: string;
+  tenantName: string;
+  url: string;
+  environment: Readonly<Record<string, string | undefined>>;
+}): string | null {
+  const { secret, tenantName, environment } = input;
+  const tenantsVariable = `${secret}${SECRET_TENANTS_SUFFIX}`;
+  const tenants = listOf(environment[tenantsVariable]);
+  if (tenants === null) {
+    if (tenantName !== LOCAL_TENANT_NAME) {
+      return `secret ${secret} is not for tenant ${tenantName}: the deployment lists no tenants for it (${tenantsVariable})`;
+    }
+  } else if (!tenants.includes('*') && !tenants.includes(tenantName)) {
+    return `secret ${secret} is not for tenant ${tenantName} (${tenantsVariable})`;
+  }
+  const originsVariable = `${secret}${SECRET_ORIGINS_SUFFIX}`;
+  const origins = listOf(environment[originsVariable]);
+  if (origins !== null) {
+    const origin = originOf(input.url);
+    if (origin === null || !origins.includes(origin)) {
+      return `secret ${secret} may not be sent to ${origin ?? input.url} (${originsVariable})`;
+    }
+  }
+  return null;
+}
+
+/** The refusals of every secret an MCP server's headers name, for one tenant. */
+export function serverSecretRefusals(
+  server: { url: string; headers?: Readonly<Record<string, { secret: string }>> },
+  tenantName: string,
+  environment: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const refusals: string[] = [];
+  for (const { secret } of Object.values(server.headers ?? {})) {
+    const refusal = secretRefusal({ secret, tenantName, url: server.url, environment });
+    if (refusal !== null) refusals.push(refusal);
+  }
+  return refusals;
+}
+
+function listOf(value: string | undefined): string[] | null {
+  if (value === undefined) return null;
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
