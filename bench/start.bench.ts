@@ -18,28 +18,17 @@
  * - start.cold_ratio / start.warm_ratio: the bundle's median ÷ the sources' median.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, sleep } from '@chunklog/test-infra';
 import { median } from './percentile';
+import { supportedNode } from './supported-node';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const runs = Number(process.env.BENCH_START_RUNS ?? 5);
 
-/** Node.js 24 where `.ci/run` caches it, when it is there; else the bench's own Node.js. */
-function supportedNode(): string {
-  const cached = join(
-    process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
-    'chunklog-node24',
-    'node_modules',
-    `node-linux-${process.arch === 'arm64' ? 'arm64' : 'x64'}`,
-    'bin',
-    'node',
-  );
-  return existsSync(cached) ? cached : process.execPath;
-}
 const node = supportedNode();
 const nodeMajor = Number(
   execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).split('.')[0],
