@@ -58,6 +58,13 @@ export function createClaimer(deps: {
     let launched = false;
     try {
       const tab = await store.getTab(tabId);
+      // An idle tab with nothing waiting has no turn to run: a message delivered again after
+      // its turn took it, say. Leased anyway, it would show as running for nothing. A message
+      // stored after this look claims the tab itself once stored.
+      if (tab.status === 'idle' && (await store.inboxList(tabId)).length === 0) {
+        logger.debug({ tabId }, 'claim skipped: nothing waiting');
+        return;
+      }
       // Passing the running turn's id lets a takeover keep it as the tab's active turn.
       const runningTurnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : null;
       const lost = runningTurnId === null ? null : await reclaimLostTurn(tabId, runningTurnId);
