@@ -34,7 +34,9 @@ function importedPackages(bundle: string, seen = new Set<string>()): Set<string>
   if (seen.has(bundle)) return names;
   seen.add(bundle);
   const source = readFileSync(join(root, 'dist', bundle), 'utf8');
-  for (const match of source.matchAll(/(?:^import[^'"]*?from\s*|\bimport\(\s*)"([^"]+)"/gm)) {
+  // Imports, and packages resolved to a path for a worker thread to load (`require.resolve`).
+  const specifiers = /(?:^import[^'"]*?from\s*|\bimport\(\s*|\)\.resolve\(\s*)"([^"]+)"/gm;
+  for (const match of source.matchAll(specifiers)) {
     const specifier = match[1]!;
     if (specifier.startsWith('.')) {
       const chunk = join(dirname(bundle), specifier);

@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import type { PGlite } from '@electric-sql/pglite';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { ChunkStore } from './chunk-store';
@@ -8,6 +7,7 @@ import { createAppendMetrics } from './log/append-metrics';
 import { migrationsCurrent } from './migrations-current';
 import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
 import { seedFromTemplate } from './pglite-template';
+import { type PgliteThread, startPgliteThread } from './pglite-thread';
 import type { SqlClient } from './sql-client';
 
 const PgliteStoreOptionsSchema = z.object({
@@ -26,19 +26,31 @@ const PgliteStoreOptionsSchema = z.object({
   onTemplateError: z
     .custom<(error: unknown) => void>((value) => typeof value === 'function')
     .optional(),
+  /**
+   * A PGlite thread started ahead (startPgliteThread), not yet opened, to open `dataDir` on: a
+   * process that starts it first prepares PGlite beside its own start-up. Absent: one is started.
+   */
+  thread: z
+    .custom<PgliteThread>((value) => typeof value === 'object' && value !== null && 'open' in value)
+    .optional(),
   /** Where the group commit's histograms go (batch size, queue wait); none without it. */
   metricsRegistry: z.instanceof(Registry).optional(),
 });
 
 export type PgliteStoreOptions = z.input<typeof PgliteStoreOptionsSchema>;
 
-/** Applies the migrations to a PGlite database. */
-async function migratePglite(database: PGlite, migrationsFolder: string): Promise<void> {
+/**
+ * Applies the migrations through drizzle's proxy migrator: it reads the journal and the newest
+ * applied migration, and hands over the statements still to run, which the thread runs in one
+ * transaction.
+ */
+async function migratePglite(database: PgliteThread, migrationsFolder: string): Promise<void> {
   const [{ drizzle }, { migrate }] = await Promise.all([
-    import('drizzle-orm/pglite'),
-    import('drizzle-orm/pglite/migrator'),
+    import('drizzle-orm/pg-proxy'),
+    import('drizzle-orm/pg-proxy/migrator'),
   ]);
-  await migrate(drizzle({ client: database }), { migrationsFolder });
+  const db = drizzle(async (text, values) => ({ rows: await database.query(text, values) }));
+  await migrate(db, (statements) => database.transaction(statements), { migrationsFolder });
 }
 
 /**
@@ -47,23 +59,25 @@ async function migratePglite(database: PGlite, migrationsFolder: string): Promis
  * memory. One embedded connection over a local chat log needs far less (SQLite's page cache is
  * 2MB); a page outside the pool is one read from the operating system's file cache.
  */
-const sharedBuffers = '16MB';
+const settings = { shared_buffers: '16MB' };
 
-/** Opens PGlite on `dataDir` (in memory without one); PGlite is loaded only here. */
-async function openPglite(dataDir?: string): Promise<PGlite> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const database = new PGlite(dataDir, {
-    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
-  });
-  await database.waitReady;
+/** Opens PGlite on `dataDir` (in memory without one), on `thread` or a thread of its own. */
+async function openPglite(dataDir?: string, thread?: PgliteThread): Promise<PgliteThread> {
+  const database = thread ?? startPgliteThread();
+  try {
+    await database.open({ dataDir, settings });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   return database;
 }
 
 /**
  * The store on embedded Postgres (PGlite) for the all-in-one mode. PGlite runs one query at a
  * time, so concurrent calls queue inside it; the same SQL functions keep the same guarantees.
- * PGlite (a WebAssembly Postgres) is imported when the store opens, so a process that only uses
- * the Postgres store never loads it.
+ * PGlite (a WebAssembly Postgres) runs on a thread of its own (pglite-thread.ts), started when
+ * the store is created, so a process that only uses the Postgres store never loads it.
  */
 export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore {
   const parsed = PgliteStoreOptionsSchema.parse(options);
@@ -87,15 +101,14 @@ export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore 
         },
       }).catch((error: unknown) => parsed.onTemplateError?.(error));
     }
-    return openPglite(dataDir);
+    return openPglite(dataDir, parsed.thread);
   })();
   // A failed open is reported by the first call that needs the database (migrate, as a rule).
   opened.catch(() => {});
 
   const client: SqlClient = {
     async query<Row extends Record<string, unknown>>(text: string, values?: unknown[]) {
-      const result = await (await opened).query<Row>(text, values);
-      return result.rows;
+      return (await opened).query<Row>(text, values);
     },
   };
 

@@ -1,7 +1,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { mcpEnv } from '@chunklog/agent-worker';
-import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway';
+// The services' config schemas alone: the early start-up path loads nothing else of them.
+import { mcpEnv } from '@chunklog/agent-worker/config';
+import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway/config';
 import { listenEnv, logEnv, modelEnv, parseEnv, shutdownEnv, webhookEnv } from '@chunklog/runtime';
 import { z } from 'zod';
 
@@ -45,6 +46,15 @@ export function pgliteTemplatesFolder(config: AllInOneConfig): string | null {
     config.PGLITE_TEMPLATE_DIR ??
     join(config.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'chunklog')
   );
+}
+
+/** Throws when the config serves beyond this machine without API keys. */
+export function refuseOpenWithoutAuth(config: AllInOneConfig): void {
+  if (!config.API_KEYS && !isLoopbackHost(config.HOST)) {
+    throw new Error(
+      `Refusing to serve ${config.HOST} without auth: set API_KEYS=tenant:key, or bind HOST=127.0.0.1.`,
+    );
+  }
 }
 
 /** True for addresses only this machine can reach; auth may be off only there. */

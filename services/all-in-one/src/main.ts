@@ -2,8 +2,8 @@
  * `npm start`: chunklog in one process on embedded defaults (PGlite, in-process bus, the
  * simulator as the model unless ANTHROPIC_API_KEY is set), bound to 127.0.0.1.
  *
- * Only Node's compile cache here (Node ≥ 22.1; a no-op on older releases): the rest is imported
- * after it, so a start after the first reuses the code V8 compiled for the bundle instead of
+ * Only Node's compile cache and PGlite's thread here (the cache: Node ≥ 22.1; a no-op on older
+ * releases): the rest is imported after them, so a start after the first reuses the code V8 compiled for the bundle instead of
  * compiling it again. Node keeps the cache in its own folder (NODE_COMPILE_CACHE, or
  * node-compile-cache in the temporary folder); NODE_DISABLE_COMPILE_CACHE=1 turns it off.
  */
@@ -12,5 +12,9 @@ import nodeModule from 'node:module';
 const compileCache = nodeModule as { enableCompileCache?: () => unknown };
 compileCache.enableCompileCache?.();
 
+// PGlite's thread next: it loads PGlite and compiles its WebAssembly on another core while this
+// one loads the services; the database opens on it once DATA_DIR is known and locked.
+const { startPgliteThread } = await import('@chunklog/store/pglite-thread');
+const pglite = startPgliteThread();
 const { runAllInOne } = await import('./run-all-in-one');
-await runAllInOne();
+await runAllInOne({ pglite });

@@ -1,27 +1,36 @@
 import nodeModule from 'node:module';
 import { createLogger, runUntilSignal, startStep, startTracing } from '@chunklog/runtime';
-import { parseAllInOneConfig } from './all-in-one-config';
-import { startAllInOne } from './start-all-in-one';
+import type { PgliteThread } from '@chunklog/store/pglite-thread';
+import { parseAllInOneConfig, refuseOpenWithoutAuth } from './all-in-one-config';
+import { openAllInOneDatabase } from './open-database';
 import { StartTimeline } from './start-timeline';
 
 /**
  * The all-in-one process (main.ts imports it): reads the environment, starts every service,
  * prints where it runs and serves until SIGINT or SIGTERM.
  */
-export async function runAllInOne(): Promise<void> {
+export async function runAllInOne(options: { pglite?: PgliteThread } = {}): Promise<void> {
   const timeline = new StartTimeline();
-  timeline.mark('modules loaded');
+  timeline.mark('config modules loaded');
   const config = await startStep('all-in-one', 'environment', () =>
     parseAllInOneConfig(process.env),
   );
   // No `service` at the root: the gateway, the worker and the simulator each bind theirs.
   const logger = createLogger({ level: config.LOG_LEVEL });
   const log = logger.child({ service: 'all-in-one' });
+  // The database first: PGlite opens on a thread of its own while this thread loads and builds
+  // the services, the larger part of the code.
+  const database = await startStep('all-in-one', 'start-up', () => {
+    refuseOpenWithoutAuth(config);
+    return openAllInOneDatabase(config, logger, options.pglite);
+  });
+  const { startAllInOne } = await import('./start-all-in-one');
+  timeline.mark('modules loaded');
   // Before the services are built, so everything traces into it (docs/architecture.md, "Tracing").
   const tracing = await startTracing({ serviceName: 'chunklog-all-in-one' });
   timeline.mark('tracing started');
   const app = await startStep('all-in-one', 'start-up', () =>
-    startAllInOne(config, { logger, timeline }),
+    startAllInOne(config, { logger, timeline, database }),
   );
   log.debug({ msSinceProcessStart: timeline.marks() }, 'start-up timeline');
   // The code compiled up to now goes to Node's compile cache (main.ts), for the next start.

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import {
   createWorker,
@@ -12,10 +10,9 @@ import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
-import { createPgliteStore } from '@chunklog/store';
 import type { Logger } from 'pino';
-import { type AllInOneConfig, isLoopbackHost, pgliteTemplatesFolder } from './all-in-one-config';
-import { lockDataDir } from './lock-data-dir';
+import { type AllInOneConfig, refuseOpenWithoutAuth } from './all-in-one-config';
+import { type AllInOneDatabase, openAllInOneDatabase } from './open-database';
 import type { StartTimeline } from './start-timeline';
 
 export interface AllInOne {
@@ -33,6 +30,11 @@ export interface AllInOneDependencies {
   logger?: Logger;
   /** Told when each start-up step finishes (the process's debug line of where time went). */
   timeline?: StartTimeline;
+  /**
+   * The database, already opening (openAllInOneDatabase): `npm start` opens it before loading
+   * the services' modules. Absent: opened here. Closed by the returned close(), or on failure.
+   */
+  database?: AllInOneDatabase;
 }
 
 /**
@@ -45,46 +47,29 @@ export async function startAllInOne(
 ): Promise<AllInOne> {
   const logger = dependencies.logger ?? createLogger({ level: config.LOG_LEVEL });
   const authOff = !config.API_KEYS;
-  if (authOff && !isLoopbackHost(config.HOST)) {
-    throw new Error(
-      `Refusing to serve ${config.HOST} without auth: set API_KEYS=tenant:key, or bind HOST=127.0.0.1.`,
-    );
+  try {
+    refuseOpenWithoutAuth(config);
+  } catch (error) {
+    await dependencies.database?.close();
+    throw error;
   }
-  const dataDir = resolve(config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
-  // Before PGlite opens the folder: two processes on it would each lose the other's writes.
-  const lock = lockDataDir(dataDir);
+  const opened = dependencies.database ?? openAllInOneDatabase(config, logger);
+  const { store } = opened;
   // One registry for the worker, the store and the gateway: its /metrics then shows the worker's
   // figures (append latency above all) and the store's group commit too. Worker names are
   // prefixed chunklog_worker_ and the store's chunklog_store_, so none collide.
-  const metrics = createWorkerMetrics();
+  const metrics = createWorkerMetrics(opened.metricsRegistry);
   registerProcessMetrics(metrics.registry, { version: chunklogVersion() });
-  let store: ReturnType<typeof createPgliteStore>;
-  try {
-    store = createPgliteStore({
-      dataDir,
-      // A new folder starts as a copy of a migrated template instead of PGlite's initdb.
-      templatesFolder: pgliteTemplatesFolder(config) ?? undefined,
-      onTemplateError: (error) =>
-        logger
-          .child({ service: 'all-in-one' })
-          .warn({ err: error }, 'no PGlite template for the new data folder; running initdb'),
-      metricsRegistry: metrics.registry,
-    });
-  } catch (error) {
-    lock.release();
-    throw error;
-  }
-  const closers: Array<() => Promise<void>> = [async () => lock.release(), () => store.close()];
+  const closers: Array<() => Promise<void>> = [() => opened.close()];
   const close = async () => {
     // Last started, first closed; a copy, so a second close() keeps the same order.
     for (const closer of [...closers].reverse()) await closer().catch(() => {});
   };
   const timeline = dependencies.timeline;
-  // PGlite opens (its WebAssembly compiles, the folder is read) and migrates while the services
-  // below are built: none of them asks the database before the worker starts.
+  // PGlite opens (on its own thread) and migrates while the services below are built: none of
+  // them asks the database before the worker starts.
   const database = (async () => {
-    await store.migrate();
+    await opened.migrated;
     timeline?.mark('database open and migrated');
     await bootstrapApiKeys(store, config.API_KEYS);
   })();

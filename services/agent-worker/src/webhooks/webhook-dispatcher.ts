@@ -22,6 +22,8 @@ export interface WebhookDispatcher {
  * and a claim that outlives its dispatcher lapses back into the outbox.
  */
 const pruneEveryMs = 5 * 60_000;
+/** The first prune waits this long after start: a start's first queries serve readiness. */
+const firstPruneAfterMs = 30_000;
 const pruneBatch = 1_000;
 
 export function createWebhookDispatcher(deps: {
@@ -138,6 +140,7 @@ export function createWebhookDispatcher(deps: {
   return {
     start() {
       stopped = false;
+      prunedAt = now() - pruneEveryMs + firstPruneAfterMs;
       stopping = new AbortController();
       run();
     },
