@@ -117,6 +117,7 @@ export {
   LOCAL_TENANT_NAME,
   SECRET_ORIGINS_SUFFIX,
   SECRET_TENANTS_SUFFIX,
+  type SecretScopeInput,
   secretRefusal,
   serverSecretRefusals,
 } from './mcp-secret-scope';

@@ -4,9 +4,10 @@
  * and sends to the server; beside each secret the deployment sets its scope:
  *
  * - `<secret>_TENANTS`: the tenants (their names, as in API_KEYS) whose tabs may name it,
- *   comma-separated, or `*` for every tenant. Without it, only the `local` tenant may: the one
- *   tenant of a gateway without API_KEYS, so a deployment with auth off works unchanged, and a
- *   deployment with tenants shares no secret it did not list.
+ *   comma-separated, or `*` for every tenant. Without it, the secret is for no tenant of a
+ *   deployment with auth (API keys); a deployment without auth (the all-in-one without
+ *   API_KEYS) passes its one tenant as `unlistedSecretsTenant`, which may use it, so such a
+ *   deployment needs no list.
  * - `<secret>_ORIGINS` (optional): the server origins (`https://mcp.example.com`) it may be sent
  *   to, comma-separated; without it, any server the tab names on a host MCP_TAB_HOSTS allows.
  *
@@ -15,7 +16,10 @@
 export const SECRET_TENANTS_SUFFIX = '_TENANTS';
 export const SECRET_ORIGINS_SUFFIX = '_ORIGINS';
 
-/** The name of the tenant every request acts as on a gateway without API_KEYS. */
+/**
+ * The name of the tenant every request acts as on a gateway without auth (the all-in-one
+ * without API_KEYS): that deployment's `unlistedSecretsTenant`.
+ */
 export const LOCAL_TENANT_NAME = 'local';
 
 /** A secret's scope variables end so; they are never secrets themselves. */
@@ -24,21 +28,33 @@ export function isSecretScopeVariable(name: string): boolean {
 }
 
 /**
+ * Who may use a secret: the tab's tenant, the environment its scope is read from, and the
+ * tenant that may use a secret without a `<secret>_TENANTS` list: the one tenant of a
+ * deployment without auth (LOCAL_TENANT_NAME), null under auth, where such a secret is refused
+ * to every tenant.
+ */
+export interface SecretScopeInput {
+  tenantName: string;
+  environment: Readonly<Record<string, string | undefined>>;
+  unlistedSecretsTenant: string | null;
+}
+
+/**
  * Why a tenant's tab may not send a secret to a server URL, or null when it may. Reads the
  * scope from `environment` at every call, as the secret itself is read.
  */
-export function secretRefusal(input: {
-  secret: string;
-  tenantName: string;
-  url: string;
-  environment: Readonly<Record<string, string | undefined>>;
-}): string | null {
-  const { secret, tenantName, environment } = input;
+export function secretRefusal(
+  input: SecretScopeInput & { secret: string; url: string },
+): string | null {
+  const { secret, tenantName, environment, unlistedSecretsTenant } = input;
   const tenantsVariable = `${secret}${SECRET_TENANTS_SUFFIX}`;
   const tenants = listOf(environment[tenantsVariable]);
   if (tenants === null) {
-    if (tenantName !== LOCAL_TENANT_NAME) {
-      return `secret ${secret} is not for tenant ${tenantName}: the deployment lists no tenants for it (${tenantsVariable})`;
+    if (unlistedSecretsTenant === null) {
+      return `secret ${secret} is not for tenant ${tenantName}: ${tenantsVariable} is not set, and with auth a secret is only for the tenants it lists (set it to tenant names, or * for every tenant)`;
+    }
+    if (tenantName !== unlistedSecretsTenant) {
+      return `secret ${secret} is not for tenant ${tenantName}: without ${tenantsVariable} it is for tenant ${unlistedSecretsTenant} only`;
     }
   } else if (!tenants.includes('*') && !tenants.includes(tenantName)) {
     return `secret ${secret} is not for tenant ${tenantName} (${tenantsVariable})`;
@@ -57,12 +73,11 @@ export function secretRefusal(input: {
 /** The refusals of every secret an MCP server's headers name, for one tenant. */
 export function serverSecretRefusals(
   server: { url: string; headers?: Readonly<Record<string, { secret: string }>> },
-  tenantName: string,
-  environment: Readonly<Record<string, string | undefined>>,
+  scope: SecretScopeInput,
 ): string[] {
   const refusals: string[] = [];
   for (const { secret } of Object.values(server.headers ?? {})) {
-    const refusal = secretRefusal({ secret, tenantName, url: server.url, environment });
+    const refusal = secretRefusal({ ...scope, secret, url: server.url });
     if (refusal !== null) refusals.push(refusal);
   }
   return refusals;

@@ -1,4 +1,6 @@
-import { appendFileSync, cpSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +74,69 @@ describe('createPgliteStore with a templates folder', () => {
     await store.close();
     expect(errors).toEqual([expect.objectContaining({ code: 'ENOTDIR' })]);
   }, 180_000);
+});
+
+describe('seedFromTemplate and abandoned making-folders', () => {
+  /** A process that has ended: its pid is free (and too recent to be reused yet). */
+  async function endedPid(): Promise<number> {
+    const child = spawn(process.execPath, ['-e', '']);
+    await once(child, 'exit');
+    return child.pid!;
+  }
+
+  it("removes the making-folders of processes that are gone, never a live process's", async () => {
+    const templatesFolder = join(scratch, 'abandoned');
+    const template = pgliteTemplateName(migrationsFolder);
+    const living = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    try {
+      const dead = [await endedPid(), await endedPid()];
+      const abandoned = dead.map((pid, index) => `${template}.making-${pid}-0a1b2c3${index}`);
+      // An older template's leftover is abandoned all the same.
+      abandoned.push(`pglite-0123456789abcdef.making-${dead[0]}-ffffffff`);
+      const alive = [
+        `${template}.making-${living.pid}-deadbeef`,
+        `${template}.making-${process.pid}-cafef00d`,
+      ];
+      const unrelated = ['notes.making-later', 'pglite-0123456789abcdef'];
+      for (const name of [...abandoned, ...alive, ...unrelated]) {
+        mkdirSync(join(templatesFolder, name, 'base'), { recursive: true });
+      }
+
+      let made = 0;
+      expect(
+        await seedFromTemplate({
+          dataDir: join(scratch, 'abandoned-data'),
+          templatesFolder,
+          migrationsFolder,
+          async makeTemplate(folder) {
+            made++;
+            mkdirSync(folder, { recursive: true });
+            writeFileSync(join(folder, 'PG_VERSION'), '17\n');
+          },
+        }),
+      ).toBe(true);
+      expect(made).toBe(1);
+      expect(readdirSync(templatesFolder).sort()).toEqual(
+        [template, ...alive, ...unrelated].sort(),
+      );
+
+      // Looking the template up (no making) removes a folder abandoned since.
+      const later = `${template}.making-${await endedPid()}-12345678`;
+      mkdirSync(join(templatesFolder, later));
+      expect(
+        await seedFromTemplate({
+          dataDir: join(scratch, 'abandoned-data-2'),
+          templatesFolder,
+          migrationsFolder,
+          makeTemplate: neverMake,
+        }),
+      ).toBe(true);
+      expect(readdirSync(templatesFolder)).not.toContain(later);
+      expect(readdirSync(templatesFolder)).toEqual(expect.arrayContaining(alive));
+    } finally {
+      living.kill();
+    }
+  });
 });
 
 describe('pgliteTemplateName', () => {

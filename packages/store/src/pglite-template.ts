@@ -16,6 +16,10 @@ import { findAncestorWith } from '@chunklog/runtime';
 /** A PGlite data folder holds this file from its initdb on. */
 const versionFile = 'PG_VERSION';
 
+/** A template being made is `<template>.making-<pid>-<random>` until it is renamed into place. */
+const makingInfix = '.making-';
+const makingPattern = /\.making-(\d+)-[0-9a-f]+$/;
+
 /** The installed PGlite's version: its data format, which a template must share. */
 function pgliteVersion(): string {
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
@@ -64,11 +68,12 @@ export interface SeedFromTemplateOptions {
  */
 export async function seedFromTemplate(options: SeedFromTemplateOptions): Promise<boolean> {
   if (existsSync(join(options.dataDir, versionFile))) return false;
+  removeAbandonedMakings(options.templatesFolder);
   const template = join(options.templatesFolder, pgliteTemplateName(options.migrationsFolder));
   if (!existsSync(join(template, versionFile))) {
     // Made beside its final place and renamed into it, so a template is whole or absent; two
     // processes making one at once both finish and the first rename wins.
-    const making = `${template}.making-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const making = `${template}${makingInfix}${process.pid}-${randomBytes(4).toString('hex')}`;
     mkdirSync(options.templatesFolder, { recursive: true });
     try {
       await options.makeTemplate(making);
@@ -93,4 +98,39 @@ export async function seedFromTemplate(options: SeedFromTemplateOptions): Promis
   });
   cpSync(join(template, versionFile), join(options.dataDir, versionFile), { mode });
   return true;
+}
+
+/**
+ * Removes the making-folders of processes that are gone (killed while making a template: their
+ * `finally` never ran), so they do not pile up in the templates folder. A folder whose process
+ * is alive, or may be (another user's: EPERM), stays. A process is looked up by its pid on this
+ * machine, so a templates folder shared across PID namespaces (containers) must not be shared
+ * while templates are made. Best effort: a folder that cannot be read or removed is left.
+ */
+function removeAbandonedMakings(templatesFolder: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(templatesFolder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(makingPattern.exec(name)?.[1] ?? Number.NaN);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || isAlive(pid)) continue;
+    try {
+      rmSync(join(templatesFolder, name), { recursive: true, force: true });
+    } catch {
+      // Another process removing it at the same time, or no permission: left as it is.
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }

@@ -9,7 +9,7 @@ import {
   testPostgresUrl,
 } from '@chunklog/test-infra';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresStore } from './create-postgres-store';
 import { migrationsFolder } from './migrations-folder';
 import { hashApiKey } from './tenants/hash-api-key';
@@ -62,6 +62,20 @@ describe.skipIf(adminUrl === null)('Postgres adapter', () => {
       // A store on a borrowed pool leaves the pool open.
       await stores[0]!.close();
       expect((await pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+    });
+
+    it("reads a tab's tenant name in one statement", async () => {
+      const store = createPostgresStore({ pool });
+      await store.migrate();
+      const tenant = await store.createTenant({ name: `named-${randomUUID()}` });
+      const tab = await store.createTab({ tenantId: tenant.id });
+      const statements = vi.spyOn(pool, 'query');
+      try {
+        expect(await store.tabTenantName(tab.id)).toBe(tenant.name);
+        expect(statements).toHaveBeenCalledTimes(1);
+      } finally {
+        statements.mockRestore();
+      }
     });
 
     it('stores only the sha256 of an api key', async () => {

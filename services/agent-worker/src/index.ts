@@ -1,6 +1,5 @@
 export { mcpEnv, WorkerConfigSchema } from './config/worker-config';
 export type { McpOptions } from './mcp/mcp-toolbox';
-export { tabTenantName } from './mcp/tab-tenant-name';
 export { createWorkerMetrics } from './metrics/worker-metrics';
 export { buildStepRequest } from './request/step-request';
 export { builtinTools } from './tools/builtin-tools';

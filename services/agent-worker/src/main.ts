@@ -60,7 +60,12 @@ const worker = createWorker({
   model: config.MODEL,
   contextWindowTokens: config.CONTEXT_WINDOW_TOKENS,
   compactionThreshold: config.COMPACTION_THRESHOLD,
-  mcp: { servers: config.MCP_SERVERS ?? [], tabHosts: config.MCP_TAB_HOSTS },
+  mcp: {
+    servers: config.MCP_SERVERS ?? [],
+    tabHosts: config.MCP_TAB_HOSTS,
+    // Services mode always has auth (API keys): a secret without `_TENANTS` is for no tenant.
+    unlistedSecretsTenant: null,
+  },
   logger,
   metrics,
   webhooks: webhookDispatchOptions(config),

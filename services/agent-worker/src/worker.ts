@@ -10,7 +10,6 @@ import { createTabHolder } from './holding/hold-tab';
 import { createIntake } from './intake/intake';
 import { MessagesBeingStored } from './intake/messages-being-stored';
 import { createMcpToolbox, type McpOptions } from './mcp/mcp-toolbox';
-import { tabTenantName } from './mcp/tab-tenant-name';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
 import { maxChunkBytes } from './request/max-chunk-bytes';
 import { serveRequestOptions } from './request/serve-request-options';
@@ -229,7 +228,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
       mcp.start();
       subscriptions.push(
         await serveRequestOptions(bus, async ({ tabId, config }) => {
-          const tenant = config.mcpServers?.length ? await tabTenantName(store, tabId) : null;
+          const tenant = config.mcpServers?.length ? await store.tabTenantName(tabId) : null;
           return stepRequestOptions(stepRequestInput(config, tenant));
         }),
       );

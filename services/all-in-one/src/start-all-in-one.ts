@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
-import {
-  createWorker,
-  createWorkerMetrics,
-  tabTenantName,
-  webhookDispatchOptions,
-} from '@chunklog/agent-worker';
+import { createWorker, createWorkerMetrics, webhookDispatchOptions } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus';
+import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
 import type { Logger } from 'pino';
@@ -107,7 +103,13 @@ export async function startAllInOne(
       maxSteps: config.MAX_STEPS,
       maxTokens: config.MAX_TOKENS,
       model: config.MODEL,
-      mcp: { servers: config.MCP_SERVERS ?? [], tabHosts: config.MCP_TAB_HOSTS },
+      mcp: {
+        servers: config.MCP_SERVERS ?? [],
+        tabHosts: config.MCP_TAB_HOSTS,
+        // Only without auth: under API_KEYS a secret without a tenant list is for no tenant,
+        // even one named local.
+        unlistedSecretsTenant: authOff ? LOCAL_TENANT_NAME : null,
+      },
       logger: logger.child({ service: 'agent-worker' }),
       metrics,
       webhooks: webhookDispatchOptions(config),
@@ -126,7 +128,7 @@ export async function startAllInOne(
         request: worker.nextRequest({
           config: tab.config,
           log: chunks,
-          tenant: tab.config.mcpServers?.length ? await tabTenantName(store, tab.id) : null,
+          tenant: tab.config.mcpServers?.length ? await store.tabTenantName(tab.id) : null,
         }),
         source: 'worker',
       }),

@@ -1,4 +1,5 @@
 import type { Bus } from '@chunklog/bus';
+import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
@@ -67,7 +68,8 @@ export interface GatewayOptions {
   cors?: CorsOptions;
   /**
    * Where the scopes of MCP secrets (`MCP_SECRET_<NAME>_TENANTS`, `_ORIGINS`) are read, to
-   * refuse a tab naming a secret its tenant may not use (default: process.env).
+   * refuse a tab naming a secret its tenant may not use (default: process.env). A secret
+   * without `_TENANTS` is for the local tenant with auth off, and for no tenant with keys.
    */
   mcpSecretScopes?: Readonly<Record<string, string | undefined>>;
 }
@@ -136,6 +138,7 @@ export async function createGateway(options: GatewayOptions) {
     contextBuilder: options.contextBuilder ?? createWorkerContextBuilder({ bus: options.bus }),
     streams: new Set(),
     mcpSecretScopes: options.mcpSecretScopes ?? process.env,
+    unlistedSecretsTenant: options.auth.mode === 'off' ? LOCAL_TENANT_NAME : null,
   };
   app.decorate('gatewayMetrics', metrics);
   app.decorate('openStreamCount', () => context.streams.size);
@@ -174,7 +177,7 @@ export async function createGateway(options: GatewayOptions) {
     // Tabs belong to a tenant even with auth off: make sure the local one exists (idempotent).
     const localTenantId = options.auth.localTenantId ?? LOCAL_TENANT_ID;
     app.addHook('onReady', async () => {
-      await options.store.createTenant({ name: 'local', id: localTenantId });
+      await options.store.createTenant({ name: LOCAL_TENANT_NAME, id: localTenantId });
     });
   }
   app.addHook('onClose', async () => {

@@ -31,6 +31,11 @@ export interface TabStore {
   clearTab(tabId: string): Promise<void>;
   /** Tenant of a tab, or null when the tab does not exist. */
   tabTenant(tabId: string): Promise<string | null>;
+  /**
+   * The name of a tab's tenant (what API_KEYS and an MCP secret's tenant list call it), in one
+   * statement; null when the tab does not exist.
+   */
+  tabTenantName(tabId: string): Promise<string | null>;
 }
 
 const TitleSchema = z.string().max(1000).refine(noNul, 'title must not contain NUL (\\u0000)');
@@ -168,6 +173,17 @@ export function createSqlTabStore(run: RunStatement): TabStore {
         'chunklog_tab_tenant',
       );
       return rows[0]?.tenant_id ?? null;
+    },
+
+    async tabTenantName(tabId) {
+      if (!IdSchema.safeParse(tabId).success) return null;
+      const rows = await run<{ name: string }>(
+        'tab tenant name',
+        'SELECT n.name FROM tabs t JOIN tenants n ON n.id = t.tenant_id WHERE t.id = $1',
+        [tabId],
+        'chunklog_tab_tenant_name',
+      );
+      return rows[0]?.name ?? null;
     },
   };
   return store;

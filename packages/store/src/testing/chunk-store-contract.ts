@@ -122,6 +122,7 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         });
         expect(await store.getTab(created.id, { tenantId })).toEqual(created);
         expect(await store.tabTenant(created.id)).toBe(tenantId);
+        expect(await store.tabTenantName(created.id)).toBe(await store.tenantName(tenantId));
       });
 
       it('refuses a NUL character in a title or config, and keeps a backslash-u0000 text', async () => {
@@ -226,6 +227,7 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expect(await rejection(store.getTab(tab.id))).toBeInstanceOf(NotFoundError);
         expect(await rejection(store.page(tab.id, { limit: 10 }))).toBeInstanceOf(NotFoundError);
         expect(await store.tabTenant(tab.id)).toBeNull();
+        expect(await store.tabTenantName(tab.id)).toBeNull();
         expect(await rejection(store.deleteTab(tab.id))).toBeInstanceOf(NotFoundError);
       });
 
@@ -238,6 +240,7 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
           expect(await rejection(store.clearTab(tabId))).toBeInstanceOf(NotFoundError);
           expect(await rejection(store.readAll(tabId))).toBeInstanceOf(NotFoundError);
           expect(await store.tabTenant(tabId)).toBeNull();
+          expect(await store.tabTenantName(tabId)).toBeNull();
         }
       });
       it('creates a tab under a given id once, and hides that id from another tenant', async () => {

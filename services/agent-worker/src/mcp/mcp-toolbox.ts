@@ -28,21 +28,31 @@ export interface McpOptions {
    * lets a tab have the worker send requests to any address it can reach.
    */
   tabHosts?: readonly string[];
+  /**
+   * The tenant that may use a secret without `<secret>_TENANTS`: the one tenant of a deployment
+   * without auth (chunk-core's LOCAL_TENANT_NAME). Absent or null, as with auth (API keys): such
+   * a secret is refused to every tenant.
+   */
+  unlistedSecretsTenant?: string | null;
 }
 
 /** A tab as its MCP servers are chosen: its config and its tenant's name. */
 export interface McpTab {
   config: TabConfig;
   /**
-   * The name of the tab's tenant, which its own servers' secrets are checked against and their
-   * sessions kept apart by; null when unknown: the tab's own servers are left out.
+   * The name of the tab's tenant, which its own servers' secrets are checked against and every
+   * server's sessions kept apart by; null when unknown: the tab's own servers are left out.
    */
   tenant: string | null;
 }
 
 /**
- * The worker's MCP connections: the deployment's, shared by every tab; a tab's own, shared by
- * the tabs of one tenant that name the same server alike, never across tenants.
+ * The worker's MCP connections, each one session: for every server a tab uses (the
+ * deployment's, and a tab's own named alike), one per tenant, shared by that tenant's tabs and
+ * never across tenants, so a stateful server never sees one tenant's session used for
+ * another's tab. Besides those, each deployment server has a session of the worker's own,
+ * opened at start and never closed for idleness: its listing describes the server's tools
+ * until a tenant's session is listed, and it serves a tab whose tenant is unknown.
  */
 export interface McpToolbox {
   /**
@@ -50,11 +60,17 @@ export interface McpToolbox {
    * (a tab's server of the same name as a deployment server replaces it for that tab). Each is
    * the server's last listing (empty before the first): synchronous, for `/context`. A tab's
    * server naming a secret its tenant may not use is never connected to: its tool set offers
-   * nothing and answers every call with the reason.
+   * nothing and answers every call with the reason. A deployment server's tool set is the
+   * tenant's session's once prepare opened it, else the worker's own listing (for describing).
    */
   toolSets(tab: McpTab): ToolSet[];
-  /** Connects to and lists the tab's servers not yet listed, before a turn; never throws. */
+  /**
+   * Connects to and lists the tab's servers not yet listed, in its tenant's sessions, before a
+   * turn; never throws. A turn prepares before it offers or calls a tool.
+   */
   prepare(tab: McpTab, signal: AbortSignal): Promise<void>;
+  /** Whether a tab with this config uses its tenant's name: it or the deployment has servers. */
+  usesTenant(config: TabConfig): boolean;
   /** Connects to the deployment's servers, so their tools are known before the first turn. */
   start(): void;
   close(): Promise<void>;
@@ -68,21 +84,33 @@ export function createMcpToolbox(
   const now = options.now ?? Date.now;
   const idleMs = options.idleMs ?? 5 * 60_000;
   const logger = options.logger;
-  // Keyed by the whole definition, and a tab's server by its tenant too: two tabs of a tenant
-  // naming the same server alike share its session, two tenants' tabs never do.
+  const unlistedSecretsTenant = options.unlistedSecretsTenant ?? null;
+  // Keyed by the tenant and the whole definition: two tabs of a tenant naming the same server
+  // alike share its session, two tenants' tabs never do. The deployment's own sessions are
+  // keyed by the definition alone.
   const connections = new Map<string, McpConnection>();
   const deploymentKeys = new Set(deployment.map((server) => JSON.stringify(server)));
+  const tenantKey = (tenant: string, server: McpServer) => JSON.stringify([tenant, server]);
   let sweeper: ReturnType<typeof setInterval> | undefined;
 
   const tabHosts = options.tabHosts ?? ['*'];
   /** The refused hosts and secrets already logged (each is said once, not at every turn). */
   const warnedOnce = new Set<string>();
 
-  /** A server a tab uses: its connection's key, or why it is warnedOnce. */
-  type Use = { server: McpServer; key: string } | { server: McpServer; refusal: ToolSet };
+  /**
+   * A server a tab uses: its connection's key (and, for a deployment server, the key of the
+   * worker's own session, which describes it until the tenant's is open), or why it is refused.
+   */
+  type Use =
+    | { server: McpServer; key: string; describedBy?: string }
+    | { server: McpServer; refusal: ToolSet };
 
   function serversOf({ config, tenant }: McpTab): Use[] {
-    const shared = deployment.map((server) => ({ server, key: JSON.stringify(server) }));
+    const shared: Use[] = deployment.map((server) =>
+      tenant === null
+        ? { server, key: JSON.stringify(server) }
+        : { server, key: tenantKey(tenant, server), describedBy: JSON.stringify(server) },
+    );
     if (tenant === null) return shared;
     const own = (config.mcpServers ?? []).filter((server) => {
       if (isAllowedHost(server.url, tabHosts)) return true;
@@ -102,8 +130,12 @@ export function createMcpToolbox(
   }
 
   function ownUse(server: McpHttpServer, tenant: string): Use {
-    const refusals = serverSecretRefusals(server, tenant, environment);
-    if (refusals.length === 0) return { server, key: JSON.stringify([tenant, server]) };
+    const refusals = serverSecretRefusals(server, {
+      tenantName: tenant,
+      environment,
+      unlistedSecretsTenant,
+    });
+    if (refusals.length === 0) return { server, key: tenantKey(tenant, server) };
     const why = `MCP server ${server.name} is not used for this tab: ${refusals.join('; ')}`;
     const said = JSON.stringify([tenant, server.name, why]);
     if (!warnedOnce.has(said)) {
@@ -128,8 +160,11 @@ export function createMcpToolbox(
     return found;
   }
 
-  const toolSetOf = (use: Use): ToolSet =>
-    'refusal' in use ? use.refusal : connection(use.server, use.key).tools;
+  function toolSetOf(use: Use): ToolSet {
+    if ('refusal' in use) return use.refusal;
+    if (use.describedBy === undefined) return connection(use.server, use.key).tools;
+    return (connections.get(use.key) ?? connection(use.server, use.describedBy)).tools;
+  }
 
   function closeIdle() {
     for (const [key, open] of connections) {
@@ -141,6 +176,7 @@ export function createMcpToolbox(
 
   return {
     toolSets: (tab) => serversOf(tab).map(toolSetOf),
+    usesTenant: (config) => deployment.length > 0 || (config.mcpServers?.length ?? 0) > 0,
     async prepare(tab, signal) {
       await Promise.all(
         serversOf(tab).map((use) =>

@@ -30,15 +30,37 @@ describe('createMcpToolbox', () => {
     await toolbox.close();
   });
 
-  it("keeps two tenants' sessions of the same server apart, and shares the deployment's", async () => {
+  it("keeps two tenants' sessions of the same server apart, the deployment's too", async () => {
     const toolbox = createMcpToolbox({ logger, servers: [server('a', 'http://deploy/a')] });
     const config = { mcpServers: [server('c', 'http://tab/c')] };
-    const [alphaDeploy, alphaOwn] = toolbox.toolSets({ config, tenant: 'alpha' });
+    const [listing] = toolbox.toolSets({ config: {}, tenant: null });
+    // Before a tenant's session is open, the deployment's own listing describes the server.
+    const [alphaListing, alphaOwn] = toolbox.toolSets({ config, tenant: 'alpha' });
+    expect(alphaListing).toBe(listing);
+    const aborted = AbortSignal.abort();
+    await toolbox.prepare({ config, tenant: 'alpha' }, aborted);
+    await toolbox.prepare({ config, tenant: 'beta' }, aborted);
+    const [alphaDeploy, alphaOwnPrepared] = toolbox.toolSets({ config, tenant: 'alpha' });
     const [betaDeploy, betaOwn] = toolbox.toolSets({ config, tenant: 'beta' });
-    expect(betaDeploy).toBe(alphaDeploy);
+    expect(alphaOwnPrepared).toBe(alphaOwn);
+    expect(alphaDeploy).not.toBe(listing);
+    expect(betaDeploy).not.toBe(listing);
+    expect(betaDeploy).not.toBe(alphaDeploy);
     expect(betaOwn).not.toBe(alphaOwn);
+    // A tenant's tabs share its sessions.
+    expect(toolbox.toolSets({ config: {}, tenant: 'beta' })).toEqual([betaDeploy]);
     expect(toolbox.toolSets({ config, tenant: 'beta' })[1]).toBe(betaOwn);
+    expect(toolbox.toolSets({ config: {}, tenant: null })).toEqual([listing]);
     await toolbox.close();
+  });
+
+  it('tells whether a tab needs its tenant: it or the deployment has servers', async () => {
+    const bare = createMcpToolbox({ logger });
+    expect(bare.usesTenant({})).toBe(false);
+    expect(bare.usesTenant({ mcpServers: [server('c', 'http://tab/c')] })).toBe(true);
+    const deployed = createMcpToolbox({ logger, servers: [server('a', 'http://deploy/a')] });
+    expect(deployed.usesTenant({})).toBe(true);
+    await Promise.all([bare.close(), deployed.close()]);
   });
 
   it("leaves out a tab's own servers when its tenant is unknown", async () => {
@@ -88,5 +110,31 @@ describe('createMcpToolbox', () => {
     const [allowed] = toolbox.toolSets({ config, tenant: 'alpha' });
     expect(allowed!.has('kit_echo')).toBe(false);
     await toolbox.close();
+  });
+
+  it('lets a secret with no tenant list go only to the tenant unlistedSecretsTenant names', async () => {
+    const environment = { MCP_SECRET_TOKEN: 'value' };
+    const config = {
+      mcpServers: [
+        { ...server('kit', 'http://tab/kit'), headers: { A: { secret: 'MCP_SECRET_TOKEN' } } },
+      ],
+    };
+    const refusal = async (toolbox: ReturnType<typeof createMcpToolbox>, tenant: string) => {
+      const [set] = toolbox.toolSets({ config, tenant });
+      if (!set!.has('kit_echo')) return null;
+      return (await set!.run('kit_echo', {}, toolContext)).result;
+    };
+    // Without auth: the one local tenant may use it, another may not.
+    const authOff = createMcpToolbox({ logger, environment, unlistedSecretsTenant: 'local' });
+    expect(await refusal(authOff, 'local')).toBeNull();
+    expect(await refusal(authOff, 'beta')).toMatch(
+      /secret MCP_SECRET_TOKEN is not for tenant beta: without MCP_SECRET_TOKEN_TENANTS it is for tenant local only/,
+    );
+    // With auth (the default): no tenant may, one named local neither.
+    const authOn = createMcpToolbox({ logger, environment });
+    expect(await refusal(authOn, 'local')).toMatch(
+      /secret MCP_SECRET_TOKEN is not for tenant local: MCP_SECRET_TOKEN_TENANTS is not set/,
+    );
+    await Promise.all([authOff.close(), authOn.close()]);
   });
 });

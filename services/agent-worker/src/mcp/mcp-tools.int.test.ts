@@ -22,9 +22,15 @@ let strangerTenant = '';
 const logLines: string[] = [];
 let worker: Worker | undefined;
 const servers: McpHttpTestServer[] = [];
+/** The deployment's own Streamable HTTP server (MCP_SERVERS), named `shared`. */
+let deploymentServer: McpHttpTestServer | undefined;
 
 beforeAll(async () => {
   harness = await createHarness('nats');
+  if (harness) {
+    deploymentServer = await startMcpHttpTestServer();
+    servers.push(deploymentServer);
+  }
   if (harness) {
     otherTenant = (await harness.store.createTenant({ name: `other-${randomUUID()}` })).id;
     strangerTenant = (await harness.store.createTenant({ name: `stranger-${randomUUID()}` })).id;
@@ -39,7 +45,12 @@ beforeAll(async () => {
     // Every line the worker logs, at every level, to check that no secret is among them.
     logger: pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) }),
     mcp: {
-      servers: [mcpStdioTestServer('local', stdioEvents)],
+      servers: [
+        mcpStdioTestServer('local', stdioEvents),
+        ...(deploymentServer
+          ? [{ name: 'shared', transport: 'http' as const, url: deploymentServer.url }]
+          : []),
+      ],
       environment: {
         MCP_SECRET_TEST_TOKEN: SECRET,
         MCP_SECRET_TEST_TOKEN_TENANTS: listed.join(','),
@@ -57,6 +68,7 @@ beforeAll(async () => {
       () => {
         const offered = JSON.stringify(worker!.nextRequest({ config: {}, log: [] }).tools);
         if (!offered.includes('local_echo')) throw new Error('the stdio server is not listed yet');
+        if (!offered.includes('shared_echo')) throw new Error('the HTTP server is not listed yet');
       },
       { timeout: 60_000, interval: 100 },
     );
@@ -86,6 +98,16 @@ function kitConfig(server: McpHttpTestServer): TabConfig {
       },
     ],
   };
+}
+
+/** The MCP session ids a server was sent. */
+function sessionIds(server: McpHttpTestServer): Set<string> {
+  return new Set(
+    server.headers.flatMap((headers) => {
+      const id = headers['mcp-session-id'];
+      return typeof id === 'string' ? [id] : [];
+    }),
+  );
 }
 
 const toolResults = (log: readonly Chunk[]): ToolResultData[] =>
@@ -253,6 +275,31 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
     expect(sessions.size).toBe(2);
   });
 
+  it("resolves a tab's tenant in one store call per turn", async (context) => {
+    if (!harness) return context.skip();
+    const server = await httpServer();
+    const tab = await harness.newTab(kitConfig(server));
+    const store = harness.store;
+    const calls = [
+      vi.spyOn(store, 'tabTenant'),
+      vi.spyOn(store, 'tenantName'),
+      vi.spyOn(store, 'tabTenantName'),
+    ];
+    try {
+      await harness.send(tab.id, 'mcp-tenant-once [[sim: tool kit_echo {"text":"once"}]]');
+      await harness.turnsDone(tab.id, 1);
+      const [tabTenant, tenantName, tabTenantName] = calls.map((spy) => spy.mock.calls);
+      expect(tabTenant).toEqual([]);
+      expect(tenantName).toEqual([]);
+      expect(tabTenantName).toEqual([[tab.id]]);
+    } finally {
+      for (const spy of calls) spy.mockRestore();
+    }
+    expect(toolResults(await store.readAll(tab.id))).toEqual([
+      expect.objectContaining({ name: 'kit_echo', result: 'echo: once', isError: false }),
+    ]);
+  });
+
   it('offers a tool the server adds, once it says its list changed', async (context) => {
     if (!harness) return context.skip();
     const server = await httpServer();
@@ -275,6 +322,33 @@ describe('MCP tools over Streamable HTTP (a tab names the server)', () => {
       result: 'late 7',
       isError: false,
     });
+  });
+});
+
+describe("the deployment's MCP servers (MCP_SERVERS)", () => {
+  it("keeps two tenants' sessions of a deployment server apart, and shares one within a tenant", async (context) => {
+    if (!harness || !deploymentServer) return context.skip();
+    const countIn = async (tabId: string, marker: string) => {
+      await harness!.send(tabId, `${marker} [[sim: tool shared_count {}]]`);
+      await harness!.turnsDone(tabId, 1);
+      return toolResults(await harness!.store.readAll(tabId)).map((result) => result.result);
+    };
+    const tenantTab = async (tenantId: string) => (await harness!.store.createTab({ tenantId })).id;
+    const [alpha, beta] = await Promise.all(
+      ['alpha', 'beta'].map(
+        async (name) => (await harness!.store.createTenant({ name: `${name}-${randomUUID()}` })).id,
+      ),
+    );
+    const first = await tenantTab(alpha!);
+    const second = await tenantTab(alpha!);
+    const others = await tenantTab(beta!);
+    const before = sessionIds(deploymentServer);
+    expect(await countIn(first, 'shared-count-first')).toEqual(['count 1']);
+    // The other tenant's tab uses the same server, but gets a session of its own.
+    expect(await countIn(others, 'shared-count-other')).toEqual(['count 1']);
+    expect(await countIn(second, 'shared-count-second')).toEqual(['count 2']);
+    const opened = [...sessionIds(deploymentServer)].filter((id) => !before.has(id));
+    expect(opened).toHaveLength(2);
   });
 });
 

@@ -2,7 +2,6 @@ import { emptyUsage, type TabConfig, type TurnDoneReason } from '@chunklog/chunk
 import { inSpan } from '@chunklog/runtime';
 import type { CancelWatch } from '../holding/cancel-watch';
 import { LeaseLostError, type TabSession } from '../holding/tab-session';
-import { tabTenantName } from '../mcp/tab-tenant-name';
 import { buildStepRequest } from '../request/step-request';
 import { combineToolSets } from '../tools/combine-tool-sets';
 import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
@@ -90,10 +89,11 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
   await drainInbox(turn, step === 0 ? 0 : step - 1);
   if (deps.mcp) {
     // Before the first model call, so the tab's MCP tools are in its first request. The
-    // tenant decides which secrets the tab's own servers may use, and keeps their sessions apart.
+    // tenant decides which secrets the tab's own servers may use, and keeps every server's
+    // sessions apart (one statement: the tab's tenant's name).
     const mcpTab = {
       config: input.config,
-      tenant: input.config.mcpServers?.length ? await tabTenantName(session.store, tabId) : null,
+      tenant: deps.mcp.usesTenant(input.config) ? await session.store.tabTenantName(tabId) : null,
     };
     await deps.mcp.prepare(mcpTab, signal);
     turn.tools = combineToolSets([deps.tools, ...deps.mcp.toolSets(mcpTab)]);

@@ -11,14 +11,18 @@ export async function checkMcpSecretScopes(input: {
   tenantId: string;
   config: TabConfig | undefined;
   scopes: Readonly<Record<string, string | undefined>>;
+  /** The tenant that may use a secret without a tenant list: auth off's own; null with auth. */
+  unlistedSecretsTenant: string | null;
 }): Promise<void> {
   const servers = input.config?.mcpServers ?? [];
   if (!servers.some((server) => Object.keys(server.headers ?? {}).length > 0)) return;
   const tenantName = (await input.store.tenantName(input.tenantId)) ?? input.tenantId;
   const refusals = servers.flatMap((server) =>
-    serverSecretRefusals(server, tenantName, input.scopes).map(
-      (refusal) => `MCP server ${server.name}: ${refusal}`,
-    ),
+    serverSecretRefusals(server, {
+      tenantName,
+      environment: input.scopes,
+      unlistedSecretsTenant: input.unlistedSecretsTenant,
+    }).map((refusal) => `MCP server ${server.name}: ${refusal}`),
   );
   if (refusals.length > 0) throw new InvalidInputError(refusals.join('; '));
 }

@@ -21,4 +21,9 @@ export interface GatewayContext {
   streams: Set<TabStreamRelay>;
   /** Where MCP secrets' scopes are read (`MCP_SECRET_<NAME>_TENANTS`, `_ORIGINS`). */
   mcpSecretScopes: Readonly<Record<string, string | undefined>>;
+  /**
+   * The tenant that may use an MCP secret without `_TENANTS`: the local tenant with auth off;
+   * null with API keys, where such a secret is refused to every tenant.
+   */
+  unlistedSecretsTenant: string | null;
 }

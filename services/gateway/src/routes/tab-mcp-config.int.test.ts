@@ -87,7 +87,7 @@ describe.skipIf(!backend)('POST /v1/tabs with MCP servers in the config', () => 
     });
     expect(unlisted.status).toBe(400);
     expect((unlisted.body as { error: { message: string } }).error.message).toMatch(
-      /MCP_SECRET_OTHER is not for tenant tenant-a: the deployment lists no tenants/,
+      /MCP_SECRET_OTHER is not for tenant tenant-a: MCP_SECRET_OTHER_TENANTS is not set/,
     );
     const elsewhere = await gateway.request('POST', '/v1/tabs', {
       body: { config: { mcpServers: [{ ...docs, url: 'https://attacker.example.net/mcp' }] } },
@@ -96,6 +96,25 @@ describe.skipIf(!backend)('POST /v1/tabs with MCP servers in the config', () => 
     expect((elsewhere.body as { error: { message: string } }).error.message).toMatch(
       /may not be sent to https:\/\/attacker\.example\.net/,
     );
+  });
+
+  it('refuses a secret with no tenant list to a tenant named local too, naming the variable', async () => {
+    const local = await gateway.backend.store.createTenant({ name: 'local' });
+    const key = `ck_local_${crypto.randomUUID()}`;
+    await gateway.backend.store.addApiKey(local.id, key);
+    const response = await gateway.request('POST', '/v1/tabs', {
+      key,
+      body: {
+        config: {
+          mcpServers: [{ ...docs, headers: { Authorization: { secret: 'MCP_SECRET_OTHER' } } }],
+        },
+      },
+    });
+    expect(response.status).toBe(400);
+    expect((response.body as { error: { message: string } }).error.message).toBe(
+      'MCP server docs: secret MCP_SECRET_OTHER is not for tenant local: MCP_SECRET_OTHER_TENANTS is not set, and with auth a secret is only for the tenants it lists (set it to tenant names, or * for every tenant)',
+    );
+    expect(await tabCount(key)).toBe(0);
   });
 });
 

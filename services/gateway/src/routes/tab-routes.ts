@@ -46,6 +46,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
         tenantId,
         config,
         scopes: context.mcpSecretScopes,
+        unlistedSecretsTenant: context.unlistedSecretsTenant,
       });
       const idempotencyKey = request.headers['idempotency-key'];
       const idempotent = await beginIdempotentRequest(store, request.log, {
