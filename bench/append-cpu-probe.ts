@@ -9,8 +9,9 @@
  *
  *   npx tsx bench/append-cpu-probe.ts [appends]    appends (default 12000), wall time per append
  *   npx tsx bench/append-cpu-probe.ts callgrind    instructions per append under valgrind's
- *     callgrind (load-independent): the probe bundled with esbuild, run with 12,000 and with
- *     2,000 appends, the difference divided by 10,000 (start-up and warm-up cancel out)
+ *     callgrind (load-independent): the probe bundled with esbuild, run on a single-threaded
+ *     node with 12,000 and with 2,000 appends, the difference divided by 10,000 (start-up and
+ *     warm-up cancel out); repeated runs agree within about 2%
  *
  * For attribution, run the bundle it leaves in the system temp folder with `node --cpu-prof`
  * or `--trace-gc`. The counts include the probe's own chunk making and the stub's answers.
@@ -240,7 +241,15 @@ function callgrind(): void {
   const instructions = (appends: number) => {
     const result = spawnSync(
       'valgrind',
-      ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', bundle, String(appends)],
+      [
+        '--tool=callgrind',
+        '--callgrind-out-file=/dev/null',
+        'node',
+        // No compiler or GC helper threads: their share of the work varies from run to run.
+        '--single-threaded',
+        bundle,
+        String(appends),
+      ],
       { encoding: 'utf8' },
     );
     const collected = /Collected : (\d+)/.exec(result.stderr);
