@@ -51,6 +51,18 @@ export interface GroupCommitOptions {
   metrics: AppendMetrics;
 }
 
+/** The batch functions' statements, prepared once per connection under their names. */
+const batchFunctions = {
+  distinct: {
+    name: 'chunklog_append_batch_distinct',
+    text: 'SELECT * FROM chunklog_append_batch_distinct($1::uuid[], $2::jsonb, $3::bigint[])',
+  },
+  general: {
+    name: 'chunklog_append_batch',
+    text: 'SELECT * FROM chunklog_append_batch($1::uuid[], $2::jsonb, $3::bigint[])',
+  },
+};
+
 /** A chunk of the append as the batch stored it (the fields in chunkFromRow's order). */
 function storedChunk(chunk: NewChunk, row: BatchRow): Chunk {
   return {
@@ -127,7 +139,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
    * otherwise. Both write nothing for a tab that does not exist or whose expected seq does not
    * match, and return the rows they stored.
    */
-  function batchStatement(batch: Waiting[]): { name: string; values: string[] } {
+  function batchStatement(batch: Waiting[]): { name: string; text: string; values: string[] } {
     const tabs = new Set<string>();
     let distinct = true;
     let tabIds = '';
@@ -145,21 +157,15 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
       const json = distinct ? item.chunksJson.slice(1, -1) : item.chunksJson;
       chunks += chunks === '' ? json : `,${json}`;
     }
-    return {
-      name: distinct ? 'chunklog_append_batch_distinct' : 'chunklog_append_batch',
-      values: [`{${tabIds}}`, `[${chunks}]`, `{${expectedSeqs}}`],
-    };
+    const { name, text } = distinct ? batchFunctions.distinct : batchFunctions.general;
+    return { name, text, values: [`{${tabIds}}`, `[${chunks}]`, `{${expectedSeqs}}`] };
   }
 
   async function runBatch(batch: Waiting[]): Promise<void> {
     const statement = batchStatement(batch);
     let rows: BatchRow[];
     try {
-      rows = await client.query<BatchRow>(
-        `SELECT * FROM ${statement.name}($1::uuid[], $2::jsonb, $3::bigint[])`,
-        statement.values,
-        statement.name,
-      );
+      rows = await client.query<BatchRow>(statement.text, statement.values, statement.name);
     } catch (error) {
       if (oneByOneAfter(sqlState(error))) {
         for (const item of batch) await settleOne(item);
