@@ -8,8 +8,9 @@ export function containsNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
   if (Array.isArray(value)) return value.some(containsNul);
   if (value !== null && typeof value === 'object') {
-    for (const [key, entry] of Object.entries(value)) {
-      if (key.includes('\u0000') || containsNul(entry)) return true;
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      if (key.includes('\u0000') || containsNul(record[key])) return true;
     }
   }
   return false;

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type BigintValue, maxPageLimit, parse, requireTabId } from '../input';
 import type { RunStatement } from '../sql-client';
 import { type ChunkRow, chunkColumns, chunkFromRow } from './chunk-row';
-import type { GroupCommit } from './group-commit';
+import type { AppendRequest, GroupCommit } from './group-commit';
 import { type PageRange, pageStatement } from './page-statement';
 import { validateAppend } from './validate-append';
 
@@ -61,10 +61,16 @@ interface PageRow extends ChunkRow {
 
 export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): ChunkLog {
   return {
-    async append(tabId, chunks, options) {
-      const id = requireTabId(tabId);
-      const validated = validateAppend(id, chunks, options);
-      if (!tracingActive()) return groupCommit.append({ tabId: id, ...validated });
+    // Not async: the append's promise is the group commit's own (an async wrapper would add a
+    // promise and turns of the microtask queue to every append). Bad input rejects it alike.
+    append(tabId, chunks, options) {
+      let request: AppendRequest;
+      try {
+        request = validateAppend(requireTabId(tabId), chunks, options);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (!tracingActive()) return groupCommit.append(request);
       // One span per append, whether it commits alone or in a group commit's batch (the batch's
       // size is on the span): the trace shows each writer's wait and commit. A leaf: nothing
       // below it starts spans, so it is never made the active one.
@@ -75,11 +81,11 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
           attributes: {
             'db.system.name': 'postgresql',
             'db.operation.name': 'chunklog_append',
-            'chunklog.tab_id': id,
-            'chunklog.append.chunks': validated.chunkIds.length,
+            'chunklog.tab_id': request.tabId,
+            'chunklog.append.chunks': request.chunkIds.length,
           },
         },
-        (span) => groupCommit.append({ tabId: id, ...validated, span }),
+        (span) => groupCommit.append(request, span),
       );
     },
 

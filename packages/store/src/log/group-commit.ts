@@ -14,13 +14,23 @@ export interface AppendRequest {
   chunks: readonly NewChunk[];
   chunksJson: string;
   /** Its chunks' ids, in order. */
-  chunkIds: string[];
+  chunkIds: readonly string[];
   expectedSeq: number | null;
-  /** The caller's append span, told the batch it committed in. */
-  span?: Span;
 }
 
-interface Waiting extends AppendRequest {
+/**
+ * An append in the queue, built field by field rather than spread from the request: a spread
+ * copy costs several times as much to build, and its entries outlive young-generation
+ * collections (promoted, to be collected by a full one).
+ */
+interface Waiting {
+  tabId: string;
+  chunks: readonly NewChunk[];
+  chunksJson: string;
+  chunkIds: readonly string[];
+  expectedSeq: number | null;
+  /** The caller's append span, told the batch it committed in. */
+  span: Span | undefined;
   bytes: number;
   queuedAt: number;
   resolve(chunks: Chunk[]): void;
@@ -39,6 +49,33 @@ export interface GroupCommitOptions {
   lanes: number;
   limits: BatchLimits;
   metrics: AppendMetrics;
+}
+
+/** The batch functions' statements, prepared once per connection under their names. */
+const batchFunctions = {
+  distinct: {
+    name: 'chunklog_append_batch_distinct',
+    text: 'SELECT * FROM chunklog_append_batch_distinct($1::uuid[], $2::jsonb, $3::bigint[])',
+  },
+  general: {
+    name: 'chunklog_append_batch',
+    text: 'SELECT * FROM chunklog_append_batch($1::uuid[], $2::jsonb, $3::bigint[])',
+  },
+};
+
+/** A chunk of the append as the batch stored it (the fields in chunkFromRow's order). */
+function storedChunk(chunk: NewChunk, row: BatchRow): Chunk {
+  return {
+    id: chunk.id,
+    tabId: chunk.tabId,
+    seq: Number(row.seq),
+    turnId: chunk.turnId,
+    step: chunk.step,
+    role: chunk.role,
+    type: chunk.type,
+    data: chunk.data,
+    createdAt: row.created_at_ms,
+  } as Chunk;
 }
 
 /**
@@ -61,7 +98,8 @@ function oneByOneAfter(code: string | undefined): boolean {
  * A tab is in at most one batch at a time, and its appends run in the order they were called.
  */
 export interface GroupCommit {
-  append(request: AppendRequest): Promise<Chunk[]>;
+  /** `span`, the caller's append span, is told the batch the append committed in. */
+  append(request: AppendRequest, span?: Span): Promise<Chunk[]>;
   /** Resolves once no append is waiting or in flight (before the connections close). */
   idle(): Promise<void>;
 }
@@ -74,7 +112,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
   /** A lane freed while appends waited; the next batch starts on the next turn of the loop. */
   let pumpScheduled = false;
 
-  async function appendOne(request: AppendRequest): Promise<Chunk[]> {
+  async function appendOne(request: Waiting): Promise<Chunk[]> {
     try {
       const rows = await client.query<ChunkRow>(
         'SELECT * FROM chunklog_append($1, $2::jsonb, $3)',
@@ -101,35 +139,33 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
    * otherwise. Both write nothing for a tab that does not exist or whose expected seq does not
    * match, and return the rows they stored.
    */
-  function batchStatement(batch: Waiting[]): { name: string; values: string[] } {
+  function batchStatement(batch: Waiting[]): { name: string; text: string; values: string[] } {
     const tabs = new Set<string>();
     let distinct = true;
+    let tabIds = '';
+    let expectedSeqs = '';
     for (const item of batch) {
       if (item.chunks.length !== 1 || tabs.has(item.tabId)) distinct = false;
       tabs.add(item.tabId);
+      const comma = tabIds === '' ? '' : ',';
+      tabIds += `${comma}${item.tabId}`;
+      expectedSeqs += `${comma}${item.expectedSeq ?? 'NULL'}`;
     }
-    const chunks = distinct
-      ? batch.map((item) => item.chunksJson.slice(1, -1))
-      : batch.map((item) => item.chunksJson);
-    return {
-      name: distinct ? 'chunklog_append_batch_distinct' : 'chunklog_append_batch',
-      values: [
-        `{${batch.map((item) => item.tabId).join(',')}}`,
-        `[${chunks.join(',')}]`,
-        `{${batch.map((item) => item.expectedSeq ?? 'NULL').join(',')}}`,
-      ],
-    };
+    // The distinct function takes each append's one chunk, the general one its array.
+    let chunks = '';
+    for (const item of batch) {
+      const json = distinct ? item.chunksJson.slice(1, -1) : item.chunksJson;
+      chunks += chunks === '' ? json : `,${json}`;
+    }
+    const { name, text } = distinct ? batchFunctions.distinct : batchFunctions.general;
+    return { name, text, values: [`{${tabIds}}`, `[${chunks}]`, `{${expectedSeqs}}`] };
   }
 
   async function runBatch(batch: Waiting[]): Promise<void> {
     const statement = batchStatement(batch);
     let rows: BatchRow[];
     try {
-      rows = await client.query<BatchRow>(
-        `SELECT * FROM ${statement.name}($1::uuid[], $2::jsonb, $3::bigint[])`,
-        statement.values,
-        statement.name,
-      );
+      rows = await client.query<BatchRow>(statement.text, statement.values, statement.name);
     } catch (error) {
       if (oneByOneAfter(sqlState(error))) {
         for (const item of batch) await settleOne(item);
@@ -152,7 +188,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
       for (const chunk of item.chunks) {
         const row = stored.get(chunk.id);
         if (row === undefined) break;
-        chunks.push({ ...chunk, seq: Number(row.seq), createdAt: row.created_at_ms } as Chunk);
+        chunks.push(storedChunk(chunk, row));
       }
       if (chunks.length === item.chunks.length) item.resolve(chunks);
       else leftOut.push(item);
@@ -215,10 +251,15 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
   }
 
   return {
-    append(request: AppendRequest): Promise<Chunk[]> {
+    append(request: AppendRequest, span?: Span): Promise<Chunk[]> {
       return new Promise<Chunk[]>((resolve, reject) => {
         waiting.push({
-          ...request,
+          tabId: request.tabId,
+          chunks: request.chunks,
+          chunksJson: request.chunksJson,
+          chunkIds: request.chunkIds,
+          expectedSeq: request.expectedSeq,
+          span,
           bytes: request.chunksJson.length,
           queuedAt: performance.now(),
           resolve,

@@ -1,6 +1,7 @@
 import { InvalidInputError, type NewChunk, NewChunkSchema } from '@chunklog/chunk-core';
 import { z } from 'zod';
 import { containsNul } from '../contains-nul';
+import type { AppendRequest } from './group-commit';
 
 /** The largest chunk data the store accepts, serialized as JSON (bytes of UTF-8). */
 export const maxChunkDataBytes = 1024 * 1024;
@@ -13,15 +14,19 @@ const AppendOptionsSchema = z
   .optional();
 
 /**
- * Checks an append before it touches the database and returns the JSON the append function
- * takes. Everything a caller can get wrong is an InvalidInputError here, so a bad request
- * never writes anything and never surfaces a driver error.
+ * One chunk as chunklog_append takes it in its JSON array. Its ids (uuids), role and type
+ * (enum values) were validated and need no escaping.
  */
-export function validateAppend(
-  tabId: string,
-  chunks: unknown,
-  options: unknown,
-): { chunks: NewChunk[]; chunksJson: string; chunkIds: string[]; expectedSeq: number | null } {
+function chunkJson(chunk: NewChunk, dataJson: string): string {
+  return `{"id":"${chunk.id}","turnId":"${chunk.turnId}","step":${chunk.step},"role":"${chunk.role}","type":"${chunk.type}","data":${dataJson}}`;
+}
+
+/**
+ * Checks an append before it touches the database and returns it as the group commit takes it,
+ * its chunks' JSON built once. Everything a caller can get wrong is an InvalidInputError here,
+ * so a bad request never writes anything and never surfaces a driver error.
+ */
+export function validateAppend(tabId: string, chunks: unknown, options: unknown): AppendRequest {
   let expectedSeq: number | null = null;
   if (options !== undefined) {
     const parsedOptions = AppendOptionsSchema.safeParse(options);
@@ -38,8 +43,10 @@ export function validateAppend(
   }
   const seen = new Set<string>();
   const parsedChunks: NewChunk[] = [];
-  const rows = chunks.map((candidate, index) => {
-    const parsed = NewChunkSchema.safeParse(candidate);
+  const chunkIds: string[] = [];
+  let chunksJson = '[';
+  for (let index = 0; index < chunks.length; index += 1) {
+    const parsed = NewChunkSchema.safeParse(chunks[index]);
     if (!parsed.success) {
       throw new InvalidInputError(`chunk ${index} is invalid: ${parsed.error.message}`);
     }
@@ -51,7 +58,6 @@ export function validateAppend(
       throw new InvalidInputError(`chunk id ${chunk.id} appears twice in one append`);
     }
     seen.add(chunk.id);
-    parsedChunks.push(chunk);
     const dataJson = JSON.stringify(chunk.data);
     // A UTF-16 code unit is at most 3 bytes of UTF-8: shorter JSON needs no count.
     if (
@@ -64,12 +70,9 @@ export function validateAppend(
     if (containsNul(chunk.data)) {
       throw new InvalidInputError(`chunk ${index} data contains a NUL character`);
     }
-    return `{"id":${JSON.stringify(chunk.id)},"turnId":${JSON.stringify(chunk.turnId)},"step":${chunk.step},"role":${JSON.stringify(chunk.role)},"type":${JSON.stringify(chunk.type)},"data":${dataJson}}`;
-  });
-  return {
-    chunks: parsedChunks,
-    chunksJson: `[${rows.join(',')}]`,
-    chunkIds: [...seen],
-    expectedSeq,
-  };
+    parsedChunks.push(chunk);
+    chunkIds.push(chunk.id);
+    chunksJson += `${index === 0 ? '' : ','}${chunkJson(chunk, dataJson)}`;
+  }
+  return { tabId, chunks: parsedChunks, chunksJson: `${chunksJson}]`, chunkIds, expectedSeq };
 }
