@@ -1,6 +1,4 @@
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -40,9 +38,6 @@ type Request =
   | { id: number; op: 'transaction'; statements: string[] }
   | { id: number; op: 'close' };
 
-/** PGlite's compiled WebAssembly, for the open; absent when it could not be compiled. */
-type ModuleMessage = { op: 'module'; module?: WebAssembly.Module };
-
 type Reply = { id: number; ok: true; rows?: unknown } | { id: number; ok: false; error: WireError };
 
 /** An error as it crosses the thread: its message, name and every field Postgres set (code…). */
@@ -56,27 +51,25 @@ interface WireError {
 /**
  * The thread's code, CommonJS evaluated in the worker, so it needs no file of its own beside the
  * bundles: it loads PGlite from the path the main thread resolved. From its start, before any
- * open, it reads PGlite's file-system bundle, and takes PGlite's WebAssembly module, which the
- * main thread compiles meanwhile (on V8's compile threads, while this one boots), so a thread
- * started early has both when the folder to open is known. Should either be missing, PGlite
- * finds its own at the open.
+ * open, it compiles PGlite's WebAssembly and reads its file-system bundle (both beside PGlite's
+ * modules), so a thread started early has them ready when the folder to open is known. Should
+ * either be missing, PGlite finds its own at the open.
  */
 const threadSource = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFile } = require('node:fs/promises');
 const { dirname, join } = require('node:path');
-// The read first: it goes on while PGlite's modules load.
-const bundleBytes = readFile(join(dirname(workerData.pglitePath), 'pglite.data'));
+const packageDist = dirname(workerData.pglitePath);
+// The reads first: they go on while PGlite's modules load.
+const wasmBytes = readFile(join(packageDist, 'pglite.wasm'));
+const bundleBytes = readFile(join(packageDist, 'pglite.data'));
 const { PGlite } = require(workerData.pglitePath);
-let takeModule;
-const wasmModule = new Promise((resolve) => {
-  takeModule = resolve;
-});
 const ahead = Promise.all([
-  wasmModule,
-  bundleBytes.then((bytes) => new Blob([bytes]), () => undefined),
-]).then(([pgliteWasmModule, fsBundle]) =>
-  Object.fromEntries(Object.entries({ pgliteWasmModule, fsBundle }).filter(([, value]) => value)),
+  wasmBytes.then((bytes) => WebAssembly.compile(bytes)),
+  bundleBytes.then((bytes) => new Blob([bytes])),
+]).then(
+  ([pgliteWasmModule, fsBundle]) => ({ pgliteWasmModule, fsBundle }),
+  () => ({}),
 );
 const toWire = (error) => {
   const fields = {};
@@ -123,10 +116,6 @@ const run = async (request) => {
   throw new Error('unknown request ' + request.op);
 };
 parentPort.on('message', (request) => {
-  if (request.op === 'module') {
-    takeModule(request.module);
-    return;
-  }
   run(request).then(
     (rows) => parentPort.postMessage({ id: request.id, ok: true, rows }),
     (error) => parentPort.postMessage({ id: request.id, ok: false, error: toWire(error) }),
@@ -146,20 +135,12 @@ function fromWire(wire: WireError): Error {
  * folder. A process that knows it will open PGlite starts this first and the rest beside it.
  */
 export function startPgliteThread(): PgliteThread {
-  const pglitePath = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const worker = new Worker(threadSource, {
     eval: true,
-    workerData: { pglitePath },
+    workerData: { pglitePath: createRequire(import.meta.url).resolve('@electric-sql/pglite') },
     // The database's own name in a thread list or a profile.
     name: 'pglite',
   });
-  // PGlite's WebAssembly, compiled while the thread boots; without it PGlite compiles its own.
-  readFile(join(dirname(pglitePath), 'pglite.wasm'))
-    .then((bytes) => WebAssembly.compile(bytes))
-    .then(
-      (module) => worker.postMessage({ op: 'module', module } satisfies ModuleMessage),
-      () => worker.postMessage({ op: 'module' } satisfies ModuleMessage),
-    );
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   let nextId = 1;
   let ended: Error | null = null;
