@@ -3,8 +3,8 @@
  * simulator as the model unless ANTHROPIC_API_KEY is set), bound to 127.0.0.1.
  *
  * Only Node's compile cache and PGlite's thread here (the cache: Node ≥ 22.1; a no-op on older
- * releases): the rest is imported after them, so a start after the first reuses the code V8 compiled for the bundle instead of
- * compiling it again. Node keeps the cache in its own folder (NODE_COMPILE_CACHE, or
+ * releases): the rest is imported after them, so a start after the first reuses the code V8
+ * compiled for the bundle instead of compiling it again. Node keeps the cache in its own folder (NODE_COMPILE_CACHE, or
  * node-compile-cache in the temporary folder); NODE_DISABLE_COMPILE_CACHE=1 turns it off.
  */
 import nodeModule from 'node:module';

@@ -4,7 +4,11 @@ import { type ChunkStore, createPgliteStore } from '@chunklog/store';
 import type { PgliteThread } from '@chunklog/store/pglite-thread';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { type AllInOneConfig, pgliteTemplatesFolder } from './all-in-one-config';
+import {
+  type AllInOneConfig,
+  pgliteTemplatesFolder,
+  refuseOpenWithoutAuth,
+} from './all-in-one-config';
 import { lockDataDir } from './lock-data-dir';
 
 /** The all-in-one's database: DATA_DIR locked to this process, PGlite opened and migrated on it. */
@@ -21,7 +25,8 @@ export interface AllInOneDatabase {
 /**
  * Locks DATA_DIR and starts opening PGlite on it, without waiting: PGlite opens on a thread of
  * its own (the store's), so `npm start` calls this before it loads the services' modules and the
- * two run side by side. Throws only when the folder cannot be made or is locked by another process.
+ * two run side by side. Throws only when the config may not start at all (no API keys beyond
+ * loopback), or the folder cannot be made or is locked by another process.
  */
 export function openAllInOneDatabase(
   config: AllInOneConfig,
@@ -29,6 +34,7 @@ export function openAllInOneDatabase(
   /** A PGlite thread started ahead, to open DATA_DIR on (see createPgliteStore's `thread`). */
   thread?: PgliteThread,
 ): AllInOneDatabase {
+  refuseOpenWithoutAuth(config);
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   // Before PGlite opens the folder: two processes on it would each lose the other's writes.

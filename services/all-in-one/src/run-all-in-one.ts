@@ -1,7 +1,7 @@
 import nodeModule from 'node:module';
 import { createLogger, runUntilSignal, startStep, startTracing } from '@chunklog/runtime';
 import type { PgliteThread } from '@chunklog/store/pglite-thread';
-import { parseAllInOneConfig, refuseOpenWithoutAuth } from './all-in-one-config';
+import { parseAllInOneConfig } from './all-in-one-config';
 import { openAllInOneDatabase } from './open-database';
 import { StartTimeline } from './start-timeline';
 
@@ -20,10 +20,9 @@ export async function runAllInOne(options: { pglite?: PgliteThread } = {}): Prom
   const log = logger.child({ service: 'all-in-one' });
   // The database first: PGlite opens on a thread of its own while this thread loads and builds
   // the services, the larger part of the code.
-  const database = await startStep('all-in-one', 'start-up', () => {
-    refuseOpenWithoutAuth(config);
-    return openAllInOneDatabase(config, logger, options.pglite);
-  });
+  const database = await startStep('all-in-one', 'start-up', () =>
+    openAllInOneDatabase(config, logger, options.pglite),
+  );
   const { startAllInOne } = await import('./start-all-in-one');
   timeline.mark('modules loaded');
   // Before the services are built, so everything traces into it (docs/architecture.md, "Tracing").

@@ -7,7 +7,7 @@ import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
 import type { Logger } from 'pino';
-import { type AllInOneConfig, refuseOpenWithoutAuth } from './all-in-one-config';
+import type { AllInOneConfig } from './all-in-one-config';
 import { type AllInOneDatabase, openAllInOneDatabase } from './open-database';
 import type { StartTimeline } from './start-timeline';
 
@@ -43,12 +43,6 @@ export async function startAllInOne(
 ): Promise<AllInOne> {
   const logger = dependencies.logger ?? createLogger({ level: config.LOG_LEVEL });
   const authOff = !config.API_KEYS;
-  try {
-    refuseOpenWithoutAuth(config);
-  } catch (error) {
-    await dependencies.database?.close();
-    throw error;
-  }
   const opened = dependencies.database ?? openAllInOneDatabase(config, logger);
   const { store } = opened;
   // One registry for the worker, the store and the gateway: its /metrics then shows the worker's
