@@ -10,8 +10,12 @@
  *   npx tsx bench/append-cpu-probe.ts [appends]    appends (default 12000), wall time per append
  *   npx tsx bench/append-cpu-probe.ts callgrind    instructions per append under valgrind's
  *     callgrind (load-independent): the probe bundled with esbuild, run on a single-threaded
- *     node with 12,000 and with 2,000 appends, the difference divided by 10,000 (start-up and
- *     warm-up cancel out); repeated runs agree within about 2%
+ *     node (Node.js 24 where `.ci/run` caches it, as the benches run) with 12,000 and with 2,000
+ *     appends, the difference divided by 10,000 (start-up and warm-up cancel out); repeated runs
+ *     agree within about 2%
+ *   npx tsx bench/append-cpu-probe.ts callgrind traced    the same with tracing on: every append
+ *     a span, exported over OTLP (protobuf, the batch processor) to a receiver in a process of
+ *     its own (not counted), as `trace.store.overhead_ratio` measures it
  *
  * For attribution, run the bundle it leaves in the system temp folder with `node --cpu-prof`
  * or `--trace-gc`. The counts include the probe's own chunk making and the stub's answers.
@@ -22,9 +26,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { startTracing } from '@chunklog/runtime';
 import { createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
 import { Registry } from 'prom-client';
+import { startOtlpReceiverProcess } from './otlp-receiver-process';
+import { supportedNode } from './supported-node';
 
 const appenders = 32;
 
@@ -198,6 +205,8 @@ class StubPostgres extends Duplex {
 }
 
 async function run(appends: number): Promise<void> {
+  // Traced when the caller names an OTLP endpoint (the callgrind mode's `traced`).
+  const tracing = await startTracing({ serviceName: 'append-cpu-probe' });
   const pool = new pg.Pool({ max: appenders, stream: () => new StubPostgres() } as pg.PoolConfig);
   const metricsRegistry = new Registry();
   const store = createPostgresStore({ pool, metricsRegistry });
@@ -223,10 +232,16 @@ async function run(appends: number): Promise<void> {
   );
   await store.close();
   await pool.end();
+  await tracing.shutdown();
 }
 
 /** Instructions per append: two runs under callgrind, the difference over the extra appends. */
-function callgrind(): void {
+async function callgrind(traced: boolean): Promise<void> {
+  const receiver = traced ? await startOtlpReceiverProcess() : null;
+  const env = { ...process.env };
+  delete env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if (receiver) env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
   const bundle = join(tmpdir(), 'append-cpu-probe.mjs');
   execFileSync('npx', [
     'esbuild',
@@ -244,23 +259,29 @@ function callgrind(): void {
       [
         '--tool=callgrind',
         '--callgrind-out-file=/dev/null',
-        'node',
+        supportedNode(),
         // No compiler or GC helper threads: their share of the work varies from run to run.
         '--single-threaded',
         bundle,
         String(appends),
       ],
-      { encoding: 'utf8' },
+      { encoding: 'utf8', env },
     );
     const collected = /Collected : (\d+)/.exec(result.stderr);
     if (collected === null) throw new Error(`callgrind failed:\n${result.stderr}`);
     return Number(collected[1]);
   };
   const [high, low] = [12_000, 2_000];
-  const perAppend = (instructions(high) - instructions(low)) / (high - low);
-  console.log(`${Math.round(perAppend)} instructions per append (${bundle})`);
+  try {
+    const perAppend = (instructions(high) - instructions(low)) / (high - low);
+    const how = traced ? ', traced' : '';
+    console.log(`${Math.round(perAppend)} instructions per append${how} (${bundle})`);
+    if (receiver) console.log(`spans received: ${await receiver.count()}`);
+  } finally {
+    await receiver?.close();
+  }
 }
 
 const mode = process.argv[2];
-if (mode === 'callgrind') callgrind();
+if (mode === 'callgrind') await callgrind(process.argv[3] === 'traced');
 else await run(Number(mode ?? 12_000));
