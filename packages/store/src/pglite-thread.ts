@@ -57,18 +57,38 @@ interface WireError {
  */
 const threadSource = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { readFile } = require('node:fs/promises');
+const { readFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 const packageDist = dirname(workerData.pglitePath);
-// The reads first: they go on while PGlite's modules load.
-const wasmBytes = readFile(join(packageDist, 'pglite.wasm'));
-const bundleBytes = readFile(join(packageDist, 'pglite.data'));
+// Before PGlite's modules load: the reads are synchronous (this thread has nothing else to do)
+// and the compile goes on on V8's own threads while PGlite's modules load.
+const read = (name) => {
+  try {
+    return readFileSync(join(packageDist, name));
+  } catch {
+    return null;
+  }
+};
+const wasmBytes = read('pglite.wasm');
+const compiled = wasmBytes === null ? Promise.resolve(undefined) : WebAssembly.compile(wasmBytes);
+const bundleBytes = read('pglite.data');
+// PGlite asks its fsBundle for arrayBuffer(): a Blob would copy the bytes back out chunk by
+// chunk, slower than reading the file; this hands over the buffer read.
+const fsBundle =
+  bundleBytes === null
+    ? undefined
+    : {
+        arrayBuffer: async () =>
+          bundleBytes.byteOffset === 0 && bundleBytes.byteLength === bundleBytes.buffer.byteLength
+            ? bundleBytes.buffer
+            : bundleBytes.buffer.slice(bundleBytes.byteOffset, bundleBytes.byteOffset + bundleBytes.byteLength),
+      };
 const { PGlite } = require(workerData.pglitePath);
-const ahead = Promise.all([
-  wasmBytes.then((bytes) => WebAssembly.compile(bytes)),
-  bundleBytes.then((bytes) => new Blob([bytes])),
-]).then(
-  ([pgliteWasmModule, fsBundle]) => ({ pgliteWasmModule, fsBundle }),
+const ahead = compiled.then(
+  (pgliteWasmModule) => ({
+    ...(pgliteWasmModule ? { pgliteWasmModule } : {}),
+    ...(fsBundle ? { fsBundle } : {}),
+  }),
   () => ({}),
 );
 const toWire = (error) => {
