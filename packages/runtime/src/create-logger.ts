@@ -1,11 +1,6 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { z } from 'zod';
+import type { LogLevel } from './log-level';
 import { traceLogFields } from './tracing/trace-log-fields';
-
-/** pino's levels, plus `silent`. */
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export const LogLevelSchema = z.enum(LOG_LEVELS);
-export type LogLevel = z.infer<typeof LogLevelSchema>;
 
 export interface LoggerSettings {
   /**

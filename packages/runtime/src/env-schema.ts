@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LogLevelSchema } from './create-logger';
+import { LogLevelSchema } from './log-level';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './run-until-signal';
 
 /** A TCP port; 0 asks the system for a free one. */

@@ -1,22 +1,10 @@
-export {
-  createLogger,
-  type LoggerSettings,
-  type LogLevel,
-  LogLevelSchema,
-} from './create-logger';
-export {
-  databaseEnv,
-  listenEnv,
-  logEnv,
-  modelEnv,
-  natsEnv,
-  shutdownEnv,
-  webhookEnv,
-} from './env-schema';
+export { createLogger, type LoggerSettings } from './create-logger';
+// The environment schemas and their parser, also `@chunklog/runtime/env` on their own.
+export * from './env';
 export { findAncestorWith } from './find-ancestor-with';
+export { type LogLevel, LogLevelSchema } from './log-level';
 export { chunklogVersion } from './metrics/chunklog-version';
 export { registerProcessMetrics } from './metrics/register-process-metrics';
-export { EnvError, parseEnv } from './parse-env';
 export {
   type RunUntilSignalOptions,
   runUntilSignal,

@@ -1,4 +1,4 @@
-import { describeError } from '@chunklog/chunk-core';
+import { describeError } from '@chunklog/chunk-core/errors';
 
 /** The one line a main prints when it cannot start: `chunklog <service> failed to start: <what>: <cause>`. */
 export function startFailureLine(service: string, what: string, error: unknown): string {

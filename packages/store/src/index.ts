@@ -11,6 +11,8 @@ export type { InboxMessage, InboxStore, MessageMode } from './inbox/inbox-store'
 export type { AcquireLeaseResult, LeaseStore, TurnLease } from './leases/lease-store';
 export type { AppendOptions, ChunkLog, PageOptions } from './log/chunk-log';
 export { maxChunksPerAppend } from './log/validate-append';
+export { openPgliteFolder, type PgliteFolderOptions } from './open-pglite-folder';
+export type { PgliteThread } from './pglite-thread';
 export type { TabStore } from './tabs/tab-store';
 export type { TenantStore } from './tenants/tenant-store';
 export type {

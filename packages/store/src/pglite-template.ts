@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { findAncestorWith } from '@chunklog/runtime';
+import { findAncestorWith } from '@chunklog/runtime/find-ancestor-with';
 
 /** A PGlite data folder holds this file from its initdb on. */
 const versionFile = 'PG_VERSION';

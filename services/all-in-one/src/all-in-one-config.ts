@@ -3,7 +3,14 @@ import { join } from 'node:path';
 // The services' config schemas alone: the early start-up path loads nothing else of them.
 import { mcpEnv } from '@chunklog/agent-worker/config';
 import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway/config';
-import { listenEnv, logEnv, modelEnv, parseEnv, shutdownEnv, webhookEnv } from '@chunklog/runtime';
+import {
+  listenEnv,
+  logEnv,
+  modelEnv,
+  parseEnv,
+  shutdownEnv,
+  webhookEnv,
+} from '@chunklog/runtime/env';
 import { z } from 'zod';
 
 /** The all-in-one process's environment, parsed once at start-up. */

@@ -1,13 +1,17 @@
 import nodeModule from 'node:module';
-import { createLogger, runUntilSignal, startStep, startTracing } from '@chunklog/runtime';
+import { startStep } from '@chunklog/runtime/start-failure';
 import type { PgliteThread } from '@chunklog/store/pglite-thread';
 import { parseAllInOneConfig } from './all-in-one-config';
-import { openAllInOneDatabase } from './open-database';
+import { openDataDir } from './open-data-dir';
 import { StartTimeline } from './start-timeline';
 
 /**
  * The all-in-one process (main.ts imports it): reads the environment, starts every service,
  * prints where it runs and serves until SIGINT or SIGTERM.
+ *
+ * Its own imports are what it takes to send PGlite the open (the configuration, DATA_DIR's lock):
+ * the database opens on its thread while this one loads the rest (the logger, the store, the
+ * services), imported below once the open is sent.
  */
 export async function runAllInOne(options: { pglite?: PgliteThread } = {}): Promise<void> {
   const timeline = new StartTimeline();
@@ -15,16 +19,26 @@ export async function runAllInOne(options: { pglite?: PgliteThread } = {}): Prom
   const config = await startStep('all-in-one', 'environment', () =>
     parseAllInOneConfig(process.env),
   );
+  const dataDir = await startStep('all-in-one', 'start-up', () =>
+    openDataDir(config, options.pglite),
+  );
+  timeline.mark('database open sent');
+  const [
+    { createLogger, runUntilSignal, startTracing },
+    { openAllInOneDatabase },
+    { startAllInOne },
+  ] = await Promise.all([
+    import('@chunklog/runtime'),
+    import('./open-database'),
+    import('./start-all-in-one'),
+  ]);
+  timeline.mark('modules loaded');
   // No `service` at the root: the gateway, the worker and the simulator each bind theirs.
   const logger = createLogger({ level: config.LOG_LEVEL });
   const log = logger.child({ service: 'all-in-one' });
-  // The database first: PGlite opens on a thread of its own while this thread loads and builds
-  // the services, the larger part of the code.
   const database = await startStep('all-in-one', 'start-up', () =>
-    openAllInOneDatabase(config, logger, options.pglite),
+    openAllInOneDatabase(config, logger, dataDir),
   );
-  const { startAllInOne } = await import('./start-all-in-one');
-  timeline.mark('modules loaded');
   // Before the services are built, so everything traces into it (docs/architecture.md, "Tracing").
   const tracing = await startTracing({ serviceName: 'chunklog-all-in-one' });
   timeline.mark('tracing started');

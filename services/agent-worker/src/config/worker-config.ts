@@ -1,4 +1,4 @@
-import { DeploymentMcpServersSchema } from '@chunklog/chunk-core';
+import { DeploymentMcpServersSchema } from '@chunklog/chunk-core/mcp-servers';
 import {
   databaseEnv,
   logEnv,
@@ -7,7 +7,7 @@ import {
   parseEnv,
   shutdownEnv,
   webhookEnv,
-} from '@chunklog/runtime';
+} from '@chunklog/runtime/env';
 import { z } from 'zod';
 
 /**

@@ -6,7 +6,7 @@ import {
   natsEnv,
   parseEnv,
   shutdownEnv,
-} from '@chunklog/runtime';
+} from '@chunklog/runtime/env';
 import { z } from 'zod';
 
 /** An API_KEYS value: `tenant:key` pairs separated by commas. */
