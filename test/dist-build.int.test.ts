@@ -81,7 +81,7 @@ describe('dist/ (npm run build)', () => {
     );
   });
 
-  it('imports only production dependencies, and PGlite only in the all-in-one', () => {
+  it('imports only production dependencies, PGlite only in the all-in-one, the Postgres driver only beside Postgres', () => {
     const production = productionDependencies();
     for (const name of Object.keys(entryPoints)) {
       const imported = importedPackages(`${name}.js`);
@@ -91,6 +91,8 @@ describe('dist/ (npm run build)', () => {
         name,
       ).toEqual([]);
       expect(imported.has('@electric-sql/pglite'), name).toBe(name === 'all-in-one');
+      // The all-in-one runs on PGlite: loading the Postgres driver would only slow its start.
+      expect(imported.has('pg'), name).toBe(name !== 'all-in-one' && name !== 'anthropic-sim');
     }
   });
 

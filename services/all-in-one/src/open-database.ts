@@ -1,4 +1,5 @@
-import { type ChunkStore, createPgliteStore } from '@chunklog/store';
+import type { ChunkStore } from '@chunklog/store';
+import { createPgliteStore } from '@chunklog/store/pglite';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { AllInOneConfig } from './all-in-one-config';

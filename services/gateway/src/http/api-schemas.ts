@@ -6,7 +6,7 @@ import {
   WebhookDeliverySchema,
   WebhookEndpointSchema,
 } from '@chunklog/chunk-core';
-import { WebhookEventTypesSchema, WebhookUrlSchema } from '@chunklog/store';
+import { WebhookEventTypesSchema, WebhookUrlSchema } from '@chunklog/store/webhooks';
 import { z } from 'zod';
 
 /** Largest page a client may ask for (docs/architecture.md, "HTTP API"). */
