@@ -32,6 +32,8 @@ export interface TabStreamRelayOptions {
 const CATCH_UP_PAGE = 500;
 /** Recently sealed block ids, kept to drop late open/delta events of blocks already sealed. */
 const SEALED_MEMORY = 64;
+/** Blocks opened in this stream and not sealed: more than one only around a takeover. */
+const OPEN_MEMORY = 16;
 
 /**
  * The resume contract (docs/architecture.md, "Streams and resume"), shared by SSE and
@@ -41,8 +43,13 @@ const SEALED_MEMORY = 64;
  */
 export class TabStreamRelay {
   private lastSeq: number;
-  /** The block this stream has opened and how many of its characters it has sent. */
-  private open: { id: string; sentLength: number } | null = null;
+  /**
+   * The blocks this stream has opened and not yet seen sealed, with how many of each one's
+   * characters it has sent. Usually one; a worker that lost its tab to a takeover may still
+   * stream its block (never to be sealed) beside the new holder's, and a block this stream
+   * opened must never be opened again in it, nor its characters sent twice.
+   */
+  private readonly openBlocks = new Map<string, { sentLength: number }>();
   private readonly sealedIds = new Set<string>();
   /**
    * Blocks whose deltas could not be placed and whose snapshot did not come back: their later
@@ -177,15 +184,16 @@ export class TabStreamRelay {
         return undefined;
       }
       case 'chunk-open': {
-        if (this.sealedIds.has(live.data.id) || this.open?.id === live.data.id) return undefined;
-        this.open = { id: live.data.id, sentLength: 0 };
+        if (this.sealedIds.has(live.data.id) || this.openBlocks.has(live.data.id)) return undefined;
+        this.rememberOpen(live.data.id, 0);
         this.send({ event: 'chunk-open', data: live.data, sharedDataJson: event.dataJson });
         return undefined;
       }
       case 'chunk-delta': {
         const { id, offset, text } = live.data;
         if (this.sealedIds.has(id) || this.unplaceableIds.has(id)) return undefined;
-        if (this.open?.id !== id || offset > this.open.sentLength) {
+        const open = this.openBlocks.get(id);
+        if (!open || offset > open.sentLength) {
           // A delta we cannot place (its open or an earlier delta never reached us): the
           // worker's snapshot has the characters in between.
           return this.resync(id).then(() => this.sendDelta(id, offset, text, event));
@@ -205,8 +213,8 @@ export class TabStreamRelay {
   }
 
   private sendDelta(id: string, offset: number, text: string, event: HubEvent): void {
-    const open = this.open;
-    if (this.ended || open?.id !== id || offset > open.sentLength) return;
+    const open = this.openBlocks.get(id);
+    if (this.ended || !open || offset > open.sentLength) return;
     const end = offset + text.length;
     if (end <= open.sentLength) return;
     const unchanged = offset === open.sentLength;
@@ -233,7 +241,7 @@ export class TabStreamRelay {
       const oldest = this.sealedIds.values().next().value;
       if (oldest !== undefined) this.sealedIds.delete(oldest);
     }
-    if (this.open?.id === chunk.id) this.open = null;
+    this.openBlocks.delete(chunk.id);
     this.unplaceableIds.delete(chunk.id);
   }
 
@@ -270,27 +278,32 @@ export class TabStreamRelay {
       if (!this.sealedIds.has(id)) this.unplaceableIds.add(id);
       return;
     }
-    if (this.open?.id === id) {
-      // Characters were missed mid-block: send just the ones this stream has not sent.
-      if (open.text.length > this.open.sentLength) {
-        this.send({
-          event: 'chunk-delta',
-          data: {
-            tabId: this.options.tabId,
-            id,
-            offset: this.open.sentLength,
-            text: open.text.slice(this.open.sentLength),
-          },
-        });
-        this.open.sentLength = open.text.length;
-      }
-      return;
-    }
     this.openFromSnapshot(open);
   }
 
+  /**
+   * A block from the worker's snapshot: opened with its text so far, or, when this stream has
+   * opened it already, just the characters it has not sent yet.
+   */
   private openFromSnapshot(open: NonNullable<OpenBlockSnapshot['open']>): void {
     const tabId = this.options.tabId;
+    const sent = this.openBlocks.get(open.id);
+    if (sent) {
+      // Characters were missed mid-block: send just the ones this stream has not sent.
+      if (open.text.length > sent.sentLength) {
+        this.send({
+          event: 'chunk-delta',
+          data: {
+            tabId,
+            id: open.id,
+            offset: sent.sentLength,
+            text: open.text.slice(sent.sentLength),
+          },
+        });
+        sent.sentLength = open.text.length;
+      }
+      return;
+    }
     const data: ChunkOpenEvent = {
       tabId,
       id: open.id,
@@ -301,7 +314,16 @@ export class TabStreamRelay {
     };
     this.send({ event: 'chunk-open', data });
     this.send({ event: 'chunk-delta', data: { tabId, id: open.id, offset: 0, text: open.text } });
-    this.open = { id: open.id, sentLength: open.text.length };
+    this.rememberOpen(open.id, open.text.length);
+  }
+
+  private rememberOpen(id: string, sentLength: number): void {
+    this.openBlocks.set(id, { sentLength });
+    if (this.openBlocks.size > OPEN_MEMORY) {
+      // The oldest: a block some worker never sealed; its later deltas go back to a snapshot.
+      const oldest = this.openBlocks.keys().next().value;
+      if (oldest !== undefined) this.openBlocks.delete(oldest);
+    }
   }
 
   private async requestSnapshot(): Promise<OpenBlockSnapshot | null> {

@@ -319,3 +319,78 @@ function isPrefixOnly(streamed: string, chunk: Chunk): boolean {
   expect(text.startsWith(streamed)).toBe(true);
   return streamed.length < text.length;
 }
+
+describe('TabStreamRelay around a takeover', () => {
+  it('never opens a block twice: a block of the holder that lost the tab, beside the new holder’s, gets only its missing characters', async () => {
+    const tabId = randomUUID();
+    const world = createWorld(tabId);
+    const turnId = randomUUID();
+    const [stale, fresh] = [randomUUID(), randomUUID()];
+    // Nothing open when the stream starts; later the worker that lost the tab (still streaming
+    // its block) answers the snapshot request, further along than the stream.
+    let snapshot: OpenBlockSnapshot = { open: null };
+    const bus = {
+      async request(): Promise<OpenBlockSnapshot> {
+        return snapshot;
+      },
+    } as unknown as Bus;
+    let listener: HubListener | null = null;
+    const hub = {
+      async join(_tabId: string, joined: HubListener) {
+        listener = joined;
+        return () => {};
+      },
+    } as unknown as TabEventHub;
+    const relay = new TabStreamRelay({
+      tabId,
+      after: 0,
+      store: world.store,
+      bus,
+      hub,
+      sink: world.sink,
+      logger: silent,
+      maxQueuedEvents: 10_000,
+      maxBufferedBytes: 1_000_000,
+      snapshotTimeoutMs: 100,
+    });
+    await relay.start();
+    snapshot = {
+      open: {
+        id: stale,
+        text: 'hello world',
+        lastSeq: 0,
+        turnId,
+        step: 0,
+        role: 'assistant',
+        type: 'text',
+      },
+    };
+    const deliver = (live: LiveEvent) =>
+      (listener as HubListener | null)?.event({ live, dataJson: () => JSON.stringify(live.data) });
+    const opened = (id: string): LiveEvent => ({
+      event: 'chunk-open',
+      data: { tabId, id, turnId, step: 0, role: 'assistant', type: 'text' },
+    });
+    deliver(opened(stale));
+    deliver({ event: 'chunk-delta', data: { tabId, id: stale, offset: 0, text: 'hello' } });
+    deliver(opened(fresh));
+    // The stale block's next delta arrives past a gap: the snapshot fills it.
+    deliver({ event: 'chunk-delta', data: { tabId, id: stale, offset: 8, text: 'rld' } });
+    await settle();
+
+    expect(
+      world.received.map((event) =>
+        event.event === 'chunk-open' || event.event === 'chunk-delta'
+          ? [event.event, event.data]
+          : [event.event],
+      ),
+    ).toEqual([
+      ['stream-live'],
+      ['chunk-open', opened(stale).data],
+      ['chunk-delta', { tabId, id: stale, offset: 0, text: 'hello' }],
+      ['chunk-open', opened(fresh).data],
+      ['chunk-delta', { tabId, id: stale, offset: 5, text: ' world' }],
+    ]);
+    relay.close();
+  });
+});
