@@ -11,8 +11,6 @@ import { lockDataDir } from './lock-data-dir';
 
 /** DATA_DIR locked to this process, with PGlite opening on it. */
 export interface DataDirOpen {
-  /** DATA_DIR, absolute. */
-  dataDir: string;
   /** Settles when PGlite is open on it (not yet migrated); rejects with why it could not open. */
   opened: Promise<PgliteThread>;
   /**
@@ -49,5 +47,5 @@ export function openDataDir(
     onTemplateError: (error) => templateErrors.push(error),
     thread,
   });
-  return { dataDir, opened, templateErrors, release: () => lock.release() };
+  return { opened, templateErrors, release: () => lock.release() };
 }
