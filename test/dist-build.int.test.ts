@@ -96,6 +96,22 @@ describe('dist/ (npm run build)', () => {
     }
   });
 
+  it('bundles the NATS client only into the processes that talk to NATS', () => {
+    // esbuild names each bundled module in a comment above its code.
+    const bundlesNats = (files: string[]) =>
+      files.some((file) =>
+        readFileSync(join(root, 'dist', file), 'utf8').includes('// node_modules/@nats-io/'),
+      );
+    const allInOne = [
+      'all-in-one.js',
+      ...readdirSync(join(root, 'dist', 'all-in-one')).map((file) => join('all-in-one', file)),
+    ];
+    // The all-in-one's bus is in-process: the client would only slow its start.
+    expect(bundlesNats(allInOne)).toBe(false);
+    expect(bundlesNats(['gateway.js'])).toBe(true);
+    expect(bundlesNats(['agent-worker.js'])).toBe(true);
+  });
+
   it('runs the all-in-one with node on a new data folder: migrated, serving the web app, exporting its spans', async () => {
     const port = await freePort();
     // The bundle loads the OpenTelemetry SDK and exporter from node_modules only when tracing is on.

@@ -8,10 +8,10 @@ import { decodePayload, encodePayload, encodeReply } from './json-payload';
 import { openNatsLink } from './nats-connection';
 import { toBusError, toRequestError } from './nats-errors';
 import { natsNames } from './nats-names';
+import { activeNatsTraceHeaders, natsTraceContextOf } from './nats-trace-headers';
 import { createNatsWorkQueue } from './nats-work-queue';
 import { fromRemoteError, RemoteErrorSchema, toRemoteError } from './remote-error';
 import { assertValidSubject } from './subject-matches';
-import { activeNatsTraceHeaders, natsTraceContextOf } from './trace-headers';
 
 export interface NatsBusOptions {
   servers: string | string[];

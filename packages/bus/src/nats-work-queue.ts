@@ -8,8 +8,8 @@ import { decodePayload, encodePayload } from './json-payload';
 import type { NatsLink } from './nats-connection';
 import { hasNoResponders, isMissingStreamOrConsumer, toBusError } from './nats-errors';
 import type { NatsNames } from './nats-names';
+import { activeNatsTraceHeaders, natsTraceContextOf } from './nats-trace-headers';
 import { assertValidQueueName, failedItemDelayMs } from './queue-name';
-import { activeNatsTraceHeaders, natsTraceContextOf } from './trace-headers';
 
 /** The bus's work queue on JetStream: `enqueue` and `consume`, and stopping every consumer. */
 export interface NatsWorkQueue extends Pick<Bus, 'enqueue' | 'consume'> {

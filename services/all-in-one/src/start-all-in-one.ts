@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { createWorker, createWorkerMetrics, webhookDispatchOptions } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
-import { createMemoryBus } from '@chunklog/bus';
+import { createMemoryBus } from '@chunklog/bus/memory';
 import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
@@ -113,6 +113,7 @@ export async function startAllInOne(
       store,
       bus,
       logger: logger.child({ service: 'gateway' }),
+      storeReady: database,
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
@@ -129,11 +130,17 @@ export async function startAllInOne(
     });
     closers.push(() => gateway.close());
     timeline?.mark('services built');
+    // The gateway boots (its plugins, routes and hooks) while the database opens; it asks the
+    // store only once the database is ready.
+    const gatewayReady = Promise.resolve(gateway.ready());
+    gatewayReady.catch(() => {});
 
     await database;
     await worker.start();
     closers.push(() => worker.stop());
     timeline?.mark('worker started');
+    await gatewayReady;
+    timeline?.mark('gateway ready');
     const address = await gateway.listen({ port: config.PORT, host: config.HOST });
     timeline?.mark('listening');
     return { url: address, authOff, simulatorUrl: simulator?.url ?? null, close };

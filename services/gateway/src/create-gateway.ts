@@ -52,6 +52,12 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Epoch ms; defaults to Date.now. */
   clock?: () => number;
+  /**
+   * Settles when the store may be used (the all-in-one's database opened and migrated): the
+   * gateway's start-up waits for it before it first asks the store, so `ready()` can boot the
+   * rest while the database opens. Absent: the store is usable now.
+   */
+  storeReady?: Promise<unknown>;
   /** `off` acts as one local tenant and serves loopback clients only. */
   auth: { mode: 'keys' | 'off'; localTenantId?: string };
   limits?: Partial<GatewayLimits>;
@@ -177,6 +183,7 @@ export async function createGateway(options: GatewayOptions) {
     // Tabs belong to a tenant even with auth off: make sure the local one exists (idempotent).
     const localTenantId = options.auth.localTenantId ?? LOCAL_TENANT_ID;
     app.addHook('onReady', async () => {
+      await options.storeReady;
       await options.store.createTenant({ name: LOCAL_TENANT_NAME, id: localTenantId });
     });
   }

@@ -234,6 +234,43 @@ describe.each(backends)('gateway security on $name', (backend) => {
     await expect(fetch(`${closing.baseUrl}/healthz`)).rejects.toThrow();
   });
 
+  it('with auth off and storeReady given, boots at once and asks the store for the local tenant only once it settles', async () => {
+    const store = gateway.backend.store;
+    const asked: string[] = [];
+    const watched: ChunkStore = {
+      ...store,
+      createTenant: (input) => {
+        asked.push(input.name);
+        return store.createTenant(input);
+      },
+    };
+    let storeIsReady: () => void = () => {};
+    const storeReady = new Promise<void>((resolve) => {
+      storeIsReady = resolve;
+    });
+    const early = await createGateway({
+      store: watched,
+      bus: gateway.backend.bus,
+      auth: { mode: 'off' },
+      ticketSecret: 'test-ticket-secret-0123456789',
+      storeReady,
+    });
+    try {
+      let ready = false;
+      const booting = Promise.resolve(early.ready()).then(() => {
+        ready = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(asked).toEqual([]);
+      expect(ready).toBe(false);
+      storeIsReady();
+      await booting;
+      expect(asked).toEqual(['local']);
+    } finally {
+      await early.close();
+    }
+  });
+
   it('with auth off, serves loopback clients as the local tenant and refuses other interfaces', async () => {
     const open = await startGateway(backend, { auth: { mode: 'off' } }, gateway.backend);
     try {
