@@ -15,6 +15,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeAsciiOnly } from './ascii-only.mjs';
 import { buildIfChanged, listFiles } from './build-if-changed.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -93,6 +94,7 @@ await buildIfChanged({
   inputs: [
     fileURLToPath(import.meta.url),
     fileURLToPath(new URL('./build-if-changed.mjs', import.meta.url)),
+    fileURLToPath(new URL('./ascii-only.mjs', import.meta.url)),
     join(root, 'scripts', 'entry-points.json'),
     join(root, 'package.json'),
     // The bundled dependencies: a changed install changes the bundles.
@@ -128,5 +130,9 @@ await buildIfChanged({
       splitting: true,
       chunkNames: 'all-in-one/[name]-[hash]',
     });
+    // ASCII files load faster (scripts/ascii-only.mjs).
+    for (const file of writeAsciiOnly(outDir)) {
+      console.warn(`build: ${file} keeps non-ASCII text outside comments; it loads slower`);
+    }
   },
 });

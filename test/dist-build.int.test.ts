@@ -96,6 +96,18 @@ describe('dist/ (npm run build)', () => {
     }
   });
 
+  it('writes every bundle in ASCII, which Node and V8 load faster', () => {
+    const files = readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter(
+      (file) => file.endsWith('.js'),
+    );
+    expect(files.length).toBeGreaterThan(Object.keys(entryPoints).length);
+    for (const file of files) {
+      expect(/[\u0080-\uffff]/.test(readFileSync(join(root, 'dist', file), 'utf8')), file).toBe(
+        false,
+      );
+    }
+  });
+
   it('bundles the NATS client only into the processes that talk to NATS', () => {
     // esbuild names each bundled module in a comment above its code.
     const bundlesNats = (files: string[]) =>
