@@ -9,9 +9,9 @@
  * the old end, pages extend it backwards, and live seals extend it forwards; so paging by
  * `oldestLoadedSeq()` neither skips nor repeats a chunk.
  */
-import { assertNever } from './assert-never';
-import type { Chunk, ChunkPage, ChunkRole, ChunkType } from './chunk';
-import type { LiveEvent } from './events';
+import { assertNever } from './errors/assert-never';
+import type { Chunk, ChunkPage, ChunkRole, ChunkType } from './schemas/chunk';
+import type { LiveEvent } from './schemas/events';
 
 /** A block still streaming: its text so far, no seq yet. */
 export type OpenChunk = {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Chunk, ChunkPage } from './chunk';
 import { ChunkWindow } from './chunk-window';
-import type { LiveEvent } from './events';
+import type { Chunk, ChunkPage } from './schemas/chunk';
+import type { LiveEvent } from './schemas/events';
 import {
   arbitraryChunkLog,
   ChunkLogWriter,

@@ -1,22 +1,48 @@
-export { assertNever } from './assert-never';
+export {
+  ChunkWindow,
+  type ChunkWindowOptions,
+  type OpenChunk,
+  type RenderGroup,
+  type WindowChunk,
+} from './chunk-window';
 export {
   buildCompactionRequest,
   type CompactionRequest,
   findCompactionCut,
-} from './build-compaction-request';
+} from './compaction/build-compaction-request';
 export {
-  assembleRequest,
-  buildRequest,
-  type RequestOptions,
-  stripCacheControl,
-} from './build-request';
+  COMPACTION_BETA,
+  type CompactionBlock,
+  CompactionBlockSchema,
+  type CompactionConfig,
+  CompactionConfigSchema,
+  type CompactionData,
+  CompactionDataSchema,
+  type CompactionErrorCode,
+  CompactionErrorCodeSchema,
+  compactionDataFromResponse,
+} from './compaction/compaction';
+export { compactionAsText, SUMMARY_TEXT_PREFIX } from './compaction/compaction-as-text';
+export { assertNever } from './errors/assert-never';
+export { isDatabaseUnreachable } from './errors/database-unreachable';
 export {
-  type CacheMiss,
-  CacheMissSchema,
-  cacheMissOfMessage,
-  listCacheMisses,
-  type StepCacheMiss,
-} from './cache-miss';
+  ChunklogError,
+  type ChunklogErrorCode,
+  ConflictError,
+  describeError,
+  IdempotencyKeyReusedError,
+  InvalidInputError,
+  NotFoundError,
+} from './errors/errors';
+export {
+  initialStreamState,
+  interruptedBlock,
+  reduceStream,
+  reduceStreamEvent,
+  type StreamChunkBody,
+  type StreamOperation,
+  type StreamState,
+} from './reduce-stream';
 export {
   type Chunk,
   type ChunkBody,
@@ -30,7 +56,7 @@ export {
   NewChunkSchema,
   type ToolCallData,
   type ToolResultData,
-} from './chunk';
+} from './schemas/chunk';
 export {
   type ChunkDraft,
   type ChunkPlace,
@@ -38,14 +64,7 @@ export {
   systemNoticeChunk,
   toolResultChunk,
   userTextChunk,
-} from './chunk-drafts';
-export {
-  ChunkWindow,
-  type ChunkWindowOptions,
-  type OpenChunk,
-  type RenderGroup,
-  type WindowChunk,
-} from './chunk-window';
+} from './schemas/chunk-drafts';
 export {
   type CancelCommand,
   CancelCommandSchema,
@@ -64,30 +83,7 @@ export {
   type RequestOptionsReply,
   RequestOptionsReplySchema,
   snapshotSubject,
-} from './commands';
-export {
-  COMPACTION_BETA,
-  type CompactionBlock,
-  CompactionBlockSchema,
-  type CompactionConfig,
-  CompactionConfigSchema,
-  type CompactionData,
-  CompactionDataSchema,
-  type CompactionErrorCode,
-  CompactionErrorCodeSchema,
-  compactionDataFromResponse,
-} from './compaction';
-export { compactionAsText, SUMMARY_TEXT_PREFIX } from './compaction-as-text';
-export { isDatabaseUnreachable } from './database-unreachable';
-export {
-  ChunklogError,
-  type ChunklogErrorCode,
-  ConflictError,
-  describeError,
-  IdempotencyKeyReusedError,
-  InvalidInputError,
-  NotFoundError,
-} from './errors';
+} from './schemas/commands';
 export {
   type ChunkDeltaEvent,
   ChunkDeltaEventSchema,
@@ -109,41 +105,8 @@ export {
   tabEventsSubject,
   type Usage,
   UsageSchema,
-} from './events';
-export { fitChunkForWire } from './fit-chunk-for-wire';
-export { lastStepText, type ToolCallChunk, unansweredToolCalls } from './log-queries';
-export {
-  isSecretScopeVariable,
-  LOCAL_TENANT_NAME,
-  SECRET_ORIGINS_SUFFIX,
-  SECRET_TENANTS_SUFFIX,
-  type SecretScopeInput,
-  secretRefusal,
-  serverSecretRefusals,
-} from './mcp-secret-scope';
-export {
-  DeploymentMcpServersSchema,
-  MCP_SECRET_PREFIX,
-  type McpHttpServer,
-  McpHttpServerSchema,
-  type McpServer,
-  McpServerNameSchema,
-  type McpStdioServer,
-  McpStdioServerSchema,
-  type SecretReference,
-  SecretReferenceSchema,
-  TabMcpServersSchema,
-} from './mcp-servers';
-export { buildMessages, type FoldOptions, MessageFold } from './message-fold';
-export {
-  initialStreamState,
-  interruptedBlock,
-  reduceStream,
-  reduceStreamEvent,
-  type StreamChunkBody,
-  type StreamOperation,
-  type StreamState,
-} from './reduce-stream';
+} from './schemas/events';
+export { lastStepText, type ToolCallChunk, unansweredToolCalls } from './schemas/log-queries';
 export {
   STREAM_EVENT_NAMES,
   type StreamEndEvent,
@@ -151,27 +114,8 @@ export {
   type StreamEndReason,
   type StreamLiveEvent,
   StreamLiveEventSchema,
-} from './stream-events';
-export {
-  MAX_OUTPUT_TOKENS,
-  type Tab,
-  type TabConfig,
-  TabConfigSchema,
-  TabSchema,
-  type TabStatus,
-  TabStatusSchema,
-} from './tab';
-export { type TabRequestDefaults, tabRequestOptions } from './tab-request-options';
-export { toolResultText } from './tool-result-text';
-export { addUsage, emptyUsage } from './usage';
-export {
-  MAX_CACHE_BREAKPOINTS,
-  type RequestViolation,
-  TOOL_NAME_PATTERN,
-  TOOL_USE_ID_PATTERN,
-  type ValidateRequestOptions,
-  validateRequest,
-} from './validate-request';
+} from './schemas/stream-events';
+export { addUsage, emptyUsage } from './schemas/usage';
 export {
   type TurnEndedWebhookData,
   TurnEndedWebhookDataSchema,
@@ -186,7 +130,63 @@ export {
   type WebhookEventType,
   WebhookEventTypeSchema,
   webhookEventTypeOf,
-} from './webhooks';
+} from './schemas/webhooks';
+export {
+  isSecretScopeVariable,
+  LOCAL_TENANT_NAME,
+  SECRET_ORIGINS_SUFFIX,
+  SECRET_TENANTS_SUFFIX,
+  type SecretScopeInput,
+  secretRefusal,
+  serverSecretRefusals,
+} from './tab/mcp-secret-scope';
+export {
+  DeploymentMcpServersSchema,
+  MCP_SECRET_PREFIX,
+  type McpHttpServer,
+  McpHttpServerSchema,
+  type McpServer,
+  McpServerNameSchema,
+  type McpStdioServer,
+  McpStdioServerSchema,
+  type SecretReference,
+  SecretReferenceSchema,
+  TabMcpServersSchema,
+} from './tab/mcp-servers';
+export {
+  MAX_OUTPUT_TOKENS,
+  type Tab,
+  type TabConfig,
+  TabConfigSchema,
+  TabSchema,
+  type TabStatus,
+  TabStatusSchema,
+} from './tab/tab';
+export { type TabRequestDefaults, tabRequestOptions } from './tab/tab-request-options';
+export {
+  assembleRequest,
+  buildRequest,
+  type RequestOptions,
+  stripCacheControl,
+} from './wire/build-request';
+export {
+  type CacheMiss,
+  CacheMissSchema,
+  cacheMissOfMessage,
+  listCacheMisses,
+  type StepCacheMiss,
+} from './wire/cache-miss';
+export { fitChunkForWire } from './wire/fit-chunk-for-wire';
+export { buildMessages, type FoldOptions, MessageFold } from './wire/message-fold';
+export { toolResultText } from './wire/tool-result-text';
+export {
+  MAX_CACHE_BREAKPOINTS,
+  type RequestViolation,
+  TOOL_NAME_PATTERN,
+  TOOL_USE_ID_PATTERN,
+  type ValidateRequestOptions,
+  validateRequest,
+} from './wire/validate-request';
 export type {
   WireCompactionBlock,
   WireContentBlock,
@@ -194,4 +194,4 @@ export type {
   WireRequest,
   WireStreamEvent,
   WireTool,
-} from './wire-types';
+} from './wire/wire-types';

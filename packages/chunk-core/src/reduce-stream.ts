@@ -8,11 +8,15 @@
  * once; a block that ends with nothing worth keeping (empty text) is never opened nor sealed, so
  * a client never sees an open chunk that cannot seal.
  */
-import { assertNever } from './assert-never';
-import type { TextData, ThinkingData, ToolCallData } from './chunk';
-import type { Usage } from './events';
-import { emptyUsage } from './usage';
-import { type WireStreamEvent, WireStreamEventSchema, type WireStreamUsage } from './wire-types';
+import { assertNever } from './errors/assert-never';
+import type { TextData, ThinkingData, ToolCallData } from './schemas/chunk';
+import type { Usage } from './schemas/events';
+import { emptyUsage } from './schemas/usage';
+import {
+  type WireStreamEvent,
+  WireStreamEventSchema,
+  type WireStreamUsage,
+} from './wire/wire-types';
 
 /** The chunk types a model stream produces. */
 export type StreamChunkType = 'text' | 'thinking' | 'tool_call';

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildMessages } from './message-fold';
 import {
   interruptedBlock,
   reduceStream,
@@ -12,6 +11,7 @@ import {
   type StreamOperation,
 } from './reduce-stream';
 import { ChunkLogWriter } from './testing/arbitrary-chunk-log';
+import { buildMessages } from './wire/message-fold';
 
 const fixturesDirectory = join(import.meta.dirname, '../../../test/fixtures/anthropic-streams');
 const fixtureNames = readdirSync(fixturesDirectory).filter((name) => name.endsWith('.jsonl'));

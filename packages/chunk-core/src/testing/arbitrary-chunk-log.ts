@@ -3,7 +3,7 @@
  * what workers write, including the rough edges of cancels, crashes and interrupts.
  */
 import fc from 'fast-check';
-import type { Chunk, ChunkBody } from '../chunk';
+import type { Chunk, ChunkBody } from '../schemas/chunk';
 
 export const TEST_TAB_ID = '00000000-0000-4000-8000-0000000000ab';
 

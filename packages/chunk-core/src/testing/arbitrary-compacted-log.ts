@@ -4,10 +4,13 @@
  * chunks were still being appended).
  */
 import fc from 'fast-check';
-import { buildCompactionRequest, type CompactionRequest } from '../build-compaction-request';
-import type { RequestOptions } from '../build-request';
-import type { Chunk } from '../chunk';
-import type { CompactionBlock } from '../compaction';
+import {
+  buildCompactionRequest,
+  type CompactionRequest,
+} from '../compaction/build-compaction-request';
+import type { CompactionBlock } from '../compaction/compaction';
+import type { Chunk } from '../schemas/chunk';
+import type { RequestOptions } from '../wire/build-request';
 import { arbitraryChunkLog, TEST_TAB_ID, testUuid } from './arbitrary-chunk-log';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { TabSchema } from '../tab/tab';
+import type { WireTool } from '../wire/wire-types';
 import { ChunkRoleSchema, ChunkTypeSchema } from './chunk';
-import { TabSchema } from './tab';
-import type { WireTool } from './wire-types';
 
 /** Durable work queue (JetStream on NATS) through which the gateway hands messages to workers. */
 export const INTAKE_QUEUE = 'chunklog-intake';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { buildRequest } from '../wire/build-request';
+import type { FoldableChunk } from '../wire/message-fold';
+import { validateRequest } from '../wire/validate-request';
 import { buildCompactionRequest } from './build-compaction-request';
-import { buildRequest } from './build-request';
 import { compactionAsText, SUMMARY_TEXT_PREFIX } from './compaction-as-text';
-import type { FoldableChunk } from './message-fold';
-import { validateRequest } from './validate-request';
 
 const turn = (index: number) => `00000000-0000-4000-8000-00000000000${index}`;
 const block = {

@@ -1,15 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../errors/errors';
+import type { Chunk } from '../schemas/chunk';
+import { arbitraryChunkLog, ChunkLogWriter } from '../testing/arbitrary-chunk-log';
 import {
   assembleRequest,
   buildRequest,
   CACHE_BREAKPOINT,
   stripCacheControl,
 } from './build-request';
-import type { Chunk } from './chunk';
-import { InvalidInputError } from './errors';
 import { buildMessages, MessageFold } from './message-fold';
-import { arbitraryChunkLog, ChunkLogWriter } from './testing/arbitrary-chunk-log';
 import { validateRequest } from './validate-request';
 import type { WireRequest, WireTool } from './wire-types';
 

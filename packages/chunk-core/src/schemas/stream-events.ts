@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { TabStatusSchema } from '../tab/tab';
 import { LiveEventKindSchema } from './events';
-import { TabStatusSchema } from './tab';
 
 /**
  * Events the gateway adds to a client's stream (SSE and WebSocket), beside the live events

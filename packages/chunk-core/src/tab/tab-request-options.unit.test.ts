@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildRequest } from './build-request';
+import { buildRequest } from '../wire/build-request';
+import { validateRequest } from '../wire/validate-request';
 import { MAX_OUTPUT_TOKENS, TabConfigSchema } from './tab';
 import { tabRequestOptions } from './tab-request-options';
-import { validateRequest } from './validate-request';
 
 const defaults = { model: 'claude-default', maxTokens: 4096 };
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UsageSchema } from './events';
+import { UsageSchema } from '../schemas/events';
 import { TabMcpServersSchema } from './mcp-servers';
 
 export const TabStatusSchema = z.enum(['idle', 'running']);

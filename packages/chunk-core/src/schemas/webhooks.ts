@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertNever } from './assert-never';
+import { assertNever } from '../errors/assert-never';
 import { type TurnDoneReason, TurnDoneReasonSchema, UsageSchema } from './events';
 
 /** The events a webhook endpoint can subscribe to (contract). */

@@ -5,7 +5,7 @@
  * `RawMessageStreamEvent`); field names stay in the API's snake_case on purpose.
  */
 import { z } from 'zod';
-import type { CompactionBlock, CompactionConfig } from './compaction';
+import type { CompactionBlock, CompactionConfig } from '../compaction/compaction';
 
 /** A prompt-cache breakpoint marker. */
 export type WireCacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };

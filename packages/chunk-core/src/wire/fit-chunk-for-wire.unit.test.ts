@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ChunkLogWriter } from '../testing';
 import { buildRequest } from './build-request';
 import { fitChunkForWire } from './fit-chunk-for-wire';
-import { ChunkLogWriter } from './testing';
 import { validateRequest } from './validate-request';
 
 const bytes = (text: string) => new TextEncoder().encode(text).length;

@@ -4,7 +4,7 @@
  * simulator answers 400 `invalid_request_error` with these messages. Signature verification is
  * deliberately not here (it needs the simulator's key).
  */
-import type { CompactionErrorCode } from './compaction';
+import type { CompactionErrorCode } from '../compaction/compaction';
 
 /**
  * One reason the API would reject a request: a dotted path (`messages.3.content.0`) and why,

@@ -28,9 +28,10 @@
  * compaction depends only on the block and the chunks after its cut, so appending keeps the
  * earlier bytes stable again from there on.
  */
-import { assertNever } from './assert-never';
-import type { ChunkBody } from './chunk';
-import type { CompactionBlock } from './compaction';
+
+import type { CompactionBlock } from '../compaction/compaction';
+import { assertNever } from '../errors/assert-never';
+import type { ChunkBody } from '../schemas/chunk';
 import { fitChunkForWire } from './fit-chunk-for-wire';
 import { toolResultText } from './tool-result-text';
 import type {

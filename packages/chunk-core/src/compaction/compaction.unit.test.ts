@@ -1,20 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildCompactionRequest, findCompactionCut } from './build-compaction-request';
-import { buildRequest, type RequestOptions, stripCacheControl } from './build-request';
-import type { Chunk } from './chunk';
-import { ChunkSchema } from './chunk';
-import { type CompactionBlock, compactionDataFromResponse } from './compaction';
-import { LiveEventSchema } from './events';
-import { buildMessages, MessageFold } from './message-fold';
+import type { Chunk } from '../schemas/chunk';
+import { ChunkSchema } from '../schemas/chunk';
+import { LiveEventSchema } from '../schemas/events';
 import {
   arbitraryChaoticLog,
   arbitraryCompactionPlan,
   ChunkLogWriter,
   fakeCompactionBlock,
   insertCompactions,
-} from './testing';
-import { validateRequest } from './validate-request';
+} from '../testing';
+import { buildRequest, type RequestOptions, stripCacheControl } from '../wire/build-request';
+import { buildMessages, MessageFold } from '../wire/message-fold';
+import { validateRequest } from '../wire/validate-request';
+import { buildCompactionRequest, findCompactionCut } from './build-compaction-request';
+import { type CompactionBlock, compactionDataFromResponse } from './compaction';
 
 const options: RequestOptions = { model: 'claude-test', maxTokens: 4096 };
 const withThinking: RequestOptions = { ...options, thinking: { budgetTokens: 1024 } };

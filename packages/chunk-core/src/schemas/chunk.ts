@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CacheMissSchema } from './cache-miss';
-import { CompactionDataSchema } from './compaction';
+import { CompactionDataSchema } from '../compaction/compaction';
+import { CacheMissSchema } from '../wire/cache-miss';
 
 /** Who a chunk speaks for. */
 export const ChunkRoleSchema = z.enum(['user', 'assistant', 'tool', 'system']);

@@ -5,7 +5,7 @@
  * on without the signed block: the summary as a user message, then the chunks after the block's
  * cut. A compaction request built from that view gives a fresh block to append.
  */
-import type { FoldableChunk } from './message-fold';
+import type { FoldableChunk } from '../wire/message-fold';
 
 /** The text that opens the summary when it stands in for its compaction block. */
 export const SUMMARY_TEXT_PREFIX = 'A summary of the earlier conversation:';

@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { Chunk } from '../schemas/chunk';
+import {
+  arbitraryChaoticLog,
+  arbitraryChunkLog,
+  ChunkLogWriter,
+} from '../testing/arbitrary-chunk-log';
 import { buildRequest, stripCacheControl } from './build-request';
-import type { Chunk } from './chunk';
 import {
   buildMessages,
   EMPTY_TOOL_RESULT_TEXT,
@@ -9,11 +14,6 @@ import {
   MISSING_TOOL_RESULT_TEXT,
   PLACEHOLDER_USER_TEXT,
 } from './message-fold';
-import {
-  arbitraryChaoticLog,
-  arbitraryChunkLog,
-  ChunkLogWriter,
-} from './testing/arbitrary-chunk-log';
 import { validateRequest } from './validate-request';
 import type { WireMessage } from './wire-types';
 

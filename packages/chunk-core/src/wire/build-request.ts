@@ -9,7 +9,7 @@
  * added to copies of the blocks as their last key, so removing `cache_control` from a request
  * gives back the unmarked messages byte for byte (see `stripCacheControl`).
  */
-import { InvalidInputError } from './errors';
+import { InvalidInputError } from '../errors/errors';
 import { buildMessages, type FoldableChunk, isCompactionMessage } from './message-fold';
 import { TOOL_NAME_PATTERN } from './validate-request';
 import type {

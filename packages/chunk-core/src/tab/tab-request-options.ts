@@ -1,4 +1,4 @@
-import type { RequestOptions } from './build-request';
+import type { RequestOptions } from '../wire/build-request';
 import { MAX_OUTPUT_TOKENS, type TabConfig } from './tab';
 
 /** What a deployment uses where a tab's config leaves the model or token limit unset. */

@@ -3,14 +3,14 @@
  * last finished step, with the `compaction` parameter. The same tools, system, model and
  * thinking as the step requests, so it reads their cached prefix.
  */
-import { assembleRequest, type RequestOptions } from './build-request';
+import { assembleRequest, type RequestOptions } from '../wire/build-request';
 import {
   type FoldableChunk,
   isCompactionMessage,
   MessageFold,
   PLACEHOLDER_USER_TEXT,
-} from './message-fold';
-import type { WireRequest } from './wire-types';
+} from '../wire/message-fold';
+import type { WireRequest } from '../wire/wire-types';
 
 /**
  * Where a compaction of `chunks` (a tab's log in seq order, or its tail from the latest
