@@ -8,24 +8,24 @@ import {
   type RequestViolation,
   validateRequest,
 } from '@chunklog/chunk-core';
-import type { ApiErrorType } from './api-error-type';
-import type { AssistantMessage, MessageUsage } from './assistant-message';
-import { buildStreamEvents } from './build-stream-events';
+import { type Clock, systemClock } from './manual-clock';
 import {
   type CacheDiagnostics,
   createCacheDiagnostics,
   fingerprintPrompt,
-} from './cache-diagnostics';
-import { type CompactionSigner, createCompactionSigner } from './compaction-signer';
-import { findSignatureViolation } from './find-signature-violation';
-import { formatRequestLog } from './format-request-log';
-import { listPromptBlocks } from './list-prompt-blocks';
-import { type Clock, systemClock } from './manual-clock';
-import { CountTokensRequestSchema, MessagesRequestSchema } from './messages-request';
-import { planReply } from './plan-reply';
-import { createPromptCache, type PromptCache } from './prompt-cache';
-import { createThinkingSigner, type ThinkingSigner } from './thinking-signer';
-import { violationFromZod } from './violation-from-zod';
+} from './prompt-cache/cache-diagnostics';
+import { listPromptBlocks } from './prompt-cache/list-prompt-blocks';
+import { createPromptCache, type PromptCache } from './prompt-cache/prompt-cache';
+import type { ApiErrorType } from './reply/api-error-type';
+import type { AssistantMessage, MessageUsage } from './reply/assistant-message';
+import { buildStreamEvents } from './reply/build-stream-events';
+import { planReply } from './reply/plan-reply';
+import { findSignatureViolation } from './request/find-signature-violation';
+import { formatRequestLog } from './request/format-request-log';
+import { CountTokensRequestSchema, MessagesRequestSchema } from './request/messages-request';
+import { violationFromZod } from './request/violation-from-zod';
+import { type CompactionSigner, createCompactionSigner } from './signing/compaction-signer';
+import { createThinkingSigner, type ThinkingSigner } from './signing/thinking-signer';
 
 /** The context window of the Claude models the simulator serves, in tokens. */
 export const DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000;

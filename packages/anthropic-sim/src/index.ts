@@ -1,4 +1,3 @@
-export type { CacheMissReason } from './cache-diagnostics';
 export {
   createSimulator,
   DEFAULT_CONTEXT_WINDOW_TOKENS,
@@ -7,5 +6,6 @@ export {
   type SimulatorRequest,
 } from './create-simulator';
 export { type Clock, createManualClock, type ManualClock } from './manual-clock';
-export { sharedPromptTokens } from './shared-prompt-tokens';
+export type { CacheMissReason } from './prompt-cache/cache-diagnostics';
+export { sharedPromptTokens } from './prompt-cache/shared-prompt-tokens';
 export { SimulatorEnvSchema } from './simulator-env';

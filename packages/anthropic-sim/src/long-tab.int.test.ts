@@ -20,7 +20,7 @@ import { describe, expect, it } from 'vitest';
  * would pass 70% of a small window (estimated from the previous response's input figures plus
  * the chunks added since), and only the log from the latest compaction in memory.
  */
-import { sharedPromptTokens } from './shared-prompt-tokens';
+import { sharedPromptTokens } from './prompt-cache/shared-prompt-tokens';
 import { useSimulatorClient } from './testing/simulator-client';
 
 const contextWindowTokens = 5_000;

@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSimulator, type Simulator } from './create-simulator';
+import { createSimulator, type Simulator } from '../create-simulator';
+import { createManualClock, type ManualClock } from '../manual-clock';
 import { estimateTokens } from './estimate-tokens';
 import { listPromptBlocks } from './list-prompt-blocks';
-import { createManualClock, type ManualClock } from './manual-clock';
 import { createPromptCache } from './prompt-cache';
 
 const model = 'claude-sonnet-4-6';

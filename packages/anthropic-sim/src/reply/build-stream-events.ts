@@ -1,7 +1,7 @@
 import { assertNever } from '@chunklog/chunk-core';
+import { estimateTokens } from '../prompt-cache/estimate-tokens';
 import type { ApiErrorType } from './api-error-type';
 import type { AssistantMessage, ReplyBlock } from './assistant-message';
-import { estimateTokens } from './estimate-tokens';
 
 /** One server-sent event: `event: <name>` then `data: <json>`; the name equals `data.type`. */
 export interface StreamEvent {

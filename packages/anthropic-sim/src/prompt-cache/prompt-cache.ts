@@ -1,5 +1,5 @@
+import type { Clock } from '../manual-clock';
 import type { PromptBlock } from './list-prompt-blocks';
-import type { Clock } from './manual-clock';
 
 /** The input side of `usage`, as the real API reports it. */
 export interface CacheUsage {

@@ -1,13 +1,18 @@
 import { createHash } from 'node:crypto';
 import { assertNever } from '@chunklog/chunk-core';
+import { canonicalJson } from '../prompt-cache/canonical-json';
+import { estimateTokens } from '../prompt-cache/estimate-tokens';
+import type {
+  ContentBlockParam,
+  MessageParam,
+  MessagesRequest,
+  Tool,
+} from '../request/messages-request';
+import type { CompactionSigner } from '../signing/compaction-signer';
+import type { ThinkingSigner } from '../signing/thinking-signer';
 import { type ApiErrorType, errorTypeForStatus } from './api-error-type';
 import type { ReplyBlock } from './assistant-message';
-import { canonicalJson } from './canonical-json';
-import type { CompactionSigner } from './compaction-signer';
-import { estimateTokens } from './estimate-tokens';
-import type { ContentBlockParam, MessageParam, MessagesRequest, Tool } from './messages-request';
 import { type Directive, parseDirectives, type StopReason } from './parse-directives';
-import type { ThinkingSigner } from './thinking-signer';
 
 /** What the simulator will answer to one valid request. */
 export type ReplyPlan =

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AssistantMessage, ReplyBlock } from './assistant-message';
 import { buildStreamEvents, type StreamEvent } from './build-stream-events';
 
-const fixturesDirectory = join(import.meta.dirname, '../../../test/fixtures/anthropic-streams');
+const fixturesDirectory = join(import.meta.dirname, '../../../../test/fixtures/anthropic-streams');
 type Payload = Record<string, unknown> & { type: string };
 
 function messageOf(content: ReplyBlock[], stopReason: AssistantMessage['stop_reason']) {

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
+import type {
+  CacheControl,
+  ContentBlockParam,
+  CountTokensRequest,
+} from '../request/messages-request';
 import { canonicalJson } from './canonical-json';
 import { estimateTokens } from './estimate-tokens';
-import type { CacheControl, ContentBlockParam, CountTokensRequest } from './messages-request';
 
 /** One block of the prompt in cache-prefix order (tools → system → messages). */
 export interface PromptBlock {

@@ -1,6 +1,6 @@
-import type { CacheMissReason } from './cache-diagnostics';
+import type { CacheMissReason } from '../prompt-cache/cache-diagnostics';
+import type { CacheUsage } from '../prompt-cache/prompt-cache';
 import type { StopReason } from './parse-directives';
-import type { CacheUsage } from './prompt-cache';
 
 /** A content block of a simulated reply, as the non-streaming API returns it. */
 export type ReplyBlock =

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { CountTokensRequest } from '../request/messages-request';
 import { canonicalJson } from './canonical-json';
 import type { PromptBlock } from './list-prompt-blocks';
-import type { CountTokensRequest } from './messages-request';
 
 /** `diagnostics.cache_miss_reason`, as the API reports it (the SDK's `BetaCacheMissReason`). */
 export type CacheMissReason =

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../prompt-cache/canonical-json';
 
 /** The fields of a compaction block the signature covers. */
 export interface SignedCompaction {

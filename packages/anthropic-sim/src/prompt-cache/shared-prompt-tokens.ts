@@ -1,5 +1,5 @@
+import { CountTokensRequestSchema } from '../request/messages-request';
 import { listPromptBlocks } from './list-prompt-blocks';
-import { CountTokensRequestSchema } from './messages-request';
 
 /**
  * The most any prompt cache could read of `current`: the tokens of its prompt blocks (tools,
