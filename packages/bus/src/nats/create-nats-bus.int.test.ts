@@ -3,9 +3,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { busContract } from '../testing/bus-contract';
+import { busTraceContextContract } from '../testing/trace-context-contract';
 import { createNatsBus } from './create-nats-bus';
-import { busContract } from './testing/bus-contract';
-import { busTraceContextContract } from './testing/trace-context-contract';
 
 const natsUrl = await testNatsUrl();
 const subjectPrefix = testSubjectPrefix();

@@ -1,17 +1,17 @@
 import { InvalidInputError } from '@chunklog/chunk-core';
 import { headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { context } from '@opentelemetry/api';
-import type { Bus, Subscription } from './bus';
-import { type BusLogger, defaultBusLogger } from './bus-logger';
-import { deliverEvent } from './deliver-event';
-import { decodePayload, encodePayload, encodeReply } from './json-payload';
+import type { Bus, Subscription } from '../bus';
+import { type BusLogger, defaultBusLogger } from '../bus-logger';
+import { deliverEvent } from '../deliver-event';
+import { decodePayload, encodePayload, encodeReply } from '../json-payload';
+import { fromRemoteError, RemoteErrorSchema, toRemoteError } from '../remote-error';
+import { assertValidSubject } from '../subject-matches';
 import { openNatsLink } from './nats-connection';
 import { toBusError, toRequestError } from './nats-errors';
 import { natsNames } from './nats-names';
 import { activeNatsTraceHeaders, natsTraceContextOf } from './nats-trace-headers';
 import { createNatsWorkQueue } from './nats-work-queue';
-import { fromRemoteError, RemoteErrorSchema, toRemoteError } from './remote-error';
-import { assertValidSubject } from './subject-matches';
 
 export interface NatsBusOptions {
   servers: string | string[];

@@ -5,8 +5,8 @@ import {
   jetstreamManager,
 } from '@nats-io/jetstream';
 import { connect, type NatsConnection, type Status } from '@nats-io/transport-node';
-import { BusUnavailableError } from './bus-errors';
-import type { BusLogger } from './bus-logger';
+import { BusUnavailableError } from '../bus-errors';
+import type { BusLogger } from '../bus-logger';
 
 /** One connection to NATS with JetStream, and what the bus needs to know about its health. */
 export interface NatsLink {

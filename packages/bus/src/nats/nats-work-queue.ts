@@ -1,15 +1,15 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { context } from '@opentelemetry/api';
-import type { Bus, Subscription, WorkItem } from './bus';
-import { BusUnavailableError } from './bus-errors';
-import type { BusLogger } from './bus-logger';
+import type { Bus, Subscription, WorkItem } from '../bus';
+import { BusUnavailableError } from '../bus-errors';
+import type { BusLogger } from '../bus-logger';
+import { decodePayload, encodePayload } from '../json-payload';
+import { assertValidQueueName, failedItemDelayMs } from '../queue-name';
 import { createJetStreamProvisioning } from './jetstream-provisioning';
-import { decodePayload, encodePayload } from './json-payload';
 import type { NatsLink } from './nats-connection';
 import { hasNoResponders, isMissingStreamOrConsumer, toBusError } from './nats-errors';
 import type { NatsNames } from './nats-names';
 import { activeNatsTraceHeaders, natsTraceContextOf } from './nats-trace-headers';
-import { assertValidQueueName, failedItemDelayMs } from './queue-name';
 
 /** The bus's work queue on JetStream: `enqueue` and `consume`, and stopping every consumer. */
 export interface NatsWorkQueue extends Pick<Bus, 'enqueue' | 'consume'> {

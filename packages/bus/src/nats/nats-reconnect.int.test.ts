@@ -12,9 +12,9 @@ import {
 } from '@chunklog/test-infra';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bus } from './bus';
+import type { Bus } from '../bus';
+import { waitUntil } from '../testing/wait-until';
 import { createNatsBus } from './create-nats-bus';
-import { waitUntil } from './testing/wait-until';
 
 const serverAvailable = natsServerAvailable();
 if (!serverAvailable) {

@@ -7,7 +7,7 @@ import {
   RequestError,
   TimeoutError,
 } from '@nats-io/transport-node';
-import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from './bus-errors';
+import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from '../bus-errors';
 
 /**
  * The bus's error for a NATS client failure: a closed, draining or unreachable connection

@@ -23,7 +23,7 @@ describe('in-process bus sequences across processes', () => {
     const { stdout } = await run(
       process.execPath,
       ['--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: fileURLToPath(new URL('../../..', import.meta.url)), timeout: 120_000 },
+      { cwd: fileURLToPath(new URL('../../../..', import.meta.url)), timeout: 120_000 },
     );
     return JSON.parse(stdout.trim().split('\n').at(-1) ?? '[]') as number[];
   }

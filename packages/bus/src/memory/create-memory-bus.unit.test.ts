@@ -1,7 +1,7 @@
 import pino from 'pino';
+import { busContract } from '../testing/bus-contract';
+import { busTraceContextContract } from '../testing/trace-context-contract';
 import { createMemoryBus } from './create-memory-bus';
-import { busContract } from './testing/bus-contract';
-import { busTraceContextContract } from './testing/trace-context-contract';
 
 // Expected failures (a handler that throws on purpose) would only clutter the test output.
 const quietLogger = pino({ level: 'silent' });

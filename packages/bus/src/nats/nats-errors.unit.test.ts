@@ -6,7 +6,7 @@ import {
   TimeoutError,
 } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
-import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from './bus-errors';
+import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from '../bus-errors';
 import { hasNoResponders, toBusError, toRequestError } from './nats-errors';
 import { natsNames } from './nats-names';
 

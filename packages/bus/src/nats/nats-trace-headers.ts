@@ -1,6 +1,6 @@
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
 import { type Context, propagation, ROOT_CONTEXT, type TextMapGetter } from '@opentelemetry/api';
-import { activeTraceHeaders } from './trace-headers';
+import { activeTraceHeaders } from '../trace-headers';
 
 /** The active trace context as NATS headers, added to `into` when given; undefined when none. */
 export function activeNatsTraceHeaders(into?: MsgHdrs): MsgHdrs | undefined {

@@ -1,13 +1,13 @@
 import { context } from '@opentelemetry/api';
-import type { Bus, Subscription, WorkItem } from './bus';
-import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from './bus-errors';
-import { type BusLogger, defaultBusLogger } from './bus-logger';
-import { deliverEvent } from './deliver-event';
-import { decodePayload, encodePayload, encodeReply } from './json-payload';
-import { assertValidQueueName, failedItemDelayMs } from './queue-name';
-import { fromRemoteError, type RemoteError, toRemoteError } from './remote-error';
-import { assertValidSubject, subjectMatches } from './subject-matches';
-import { activeTraceHeaders, type TraceHeaders, traceContextOf } from './trace-headers';
+import type { Bus, Subscription, WorkItem } from '../bus';
+import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from '../bus-errors';
+import { type BusLogger, defaultBusLogger } from '../bus-logger';
+import { deliverEvent } from '../deliver-event';
+import { decodePayload, encodePayload, encodeReply } from '../json-payload';
+import { assertValidQueueName, failedItemDelayMs } from '../queue-name';
+import { fromRemoteError, type RemoteError, toRemoteError } from '../remote-error';
+import { assertValidSubject, subjectMatches } from '../subject-matches';
+import { activeTraceHeaders, type TraceHeaders, traceContextOf } from '../trace-headers';
 
 export interface MemoryBusOptions {
   /** How long an enqueued msgId is remembered for dedupe (JetStream's duplicate window). */
