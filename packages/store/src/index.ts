@@ -1,7 +1,5 @@
 export type { CancelStore } from './cancel/cancel-store';
 export type { ChunkStore, StoreLifecycle } from './chunk-store';
-export { createPgliteStore, type PgliteStoreOptions } from './create-pglite-store';
-export { createPostgresStore, type PostgresStoreOptions } from './create-postgres-store';
 export type {
   IdempotencyKeyName,
   IdempotencyRecord,
@@ -11,8 +9,10 @@ export type { InboxMessage, InboxStore, MessageMode } from './inbox/inbox-store'
 export type { AcquireLeaseResult, LeaseStore, TurnLease } from './leases/lease-store';
 export type { AppendOptions, ChunkLog, PageOptions } from './log/chunk-log';
 export { maxChunksPerAppend } from './log/validate-append';
-export { openPgliteFolder, type PgliteFolderOptions } from './open-pglite-folder';
-export type { PgliteThread } from './pglite-thread';
+export { createPgliteStore, type PgliteStoreOptions } from './pglite/create-pglite-store';
+export { openPgliteFolder, type PgliteFolderOptions } from './pglite/open-pglite-folder';
+export type { PgliteThread } from './pglite/pglite-thread';
+export { createPostgresStore, type PostgresStoreOptions } from './postgres/create-postgres-store';
 export type { TabStore } from './tabs/tab-store';
 export type { TenantStore } from './tenants/tenant-store';
 export type {

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase, testPostgresUrl } from '@chunklo
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkStore } from '../chunk-store';
-import { createPostgresStore } from '../create-postgres-store';
+import { createPostgresStore } from '../postgres/create-postgres-store';
 import { loadDeepTab } from '../testing';
 import { type PageRange, pageStatement } from './page-statement';
 

@@ -10,10 +10,10 @@ import {
 } from '@chunklog/test-infra';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { migrationsFolder } from '../migrations/migrations-folder';
+import { hashApiKey } from '../tenants/hash-api-key';
+import { describeChunkStoreContract, textChunk } from '../testing';
 import { createPostgresStore } from './create-postgres-store';
-import { migrationsFolder } from './migrations-folder';
-import { hashApiKey } from './tenants/hash-api-key';
-import { describeChunkStoreContract, textChunk } from './testing';
 
 const adminUrl = await testPostgresUrl();
 

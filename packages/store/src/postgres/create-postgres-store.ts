@@ -3,11 +3,11 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
-import type { ChunkStore } from './chunk-store';
-import { createSqlChunkStore } from './create-sql-chunk-store';
-import { createAppendMetrics } from './log/append-metrics';
-import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
-import type { SqlClient } from './sql-client';
+import type { ChunkStore } from '../chunk-store';
+import { createSqlChunkStore } from '../create-sql-chunk-store';
+import { createAppendMetrics } from '../log/append-metrics';
+import { migrationsFolder as defaultMigrationsFolder } from '../migrations/migrations-folder';
+import type { SqlClient } from '../sql-client';
 
 /** Advisory lock (two-int key space, apart from the tabs' bigint keys) held while migrating. */
 const migrationLockKey = [7262, 1] as const;

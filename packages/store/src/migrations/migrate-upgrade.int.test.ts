@@ -8,9 +8,9 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChunkStore } from './chunk-store';
-import { createPgliteStore } from './create-pglite-store';
-import { createPostgresStore } from './create-postgres-store';
+import type { ChunkStore } from '../chunk-store';
+import { createPgliteStore } from '../pglite/create-pglite-store';
+import { createPostgresStore } from '../postgres/create-postgres-store';
 import { migrationsFolder } from './migrations-folder';
 
 /**

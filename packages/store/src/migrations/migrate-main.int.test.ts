@@ -11,12 +11,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
-const root = join(import.meta.dirname, '..', '..', '..');
+const root = join(import.meta.dirname, '..', '..', '..', '..');
 const adminUrl = await testPostgresUrl();
 
 /** `npm run db:migrate`'s entry, as the script runs it. */
 function migrate(databaseUrl: string) {
-  return run('node', ['--import', 'tsx', 'packages/store/src/migrate-main.ts'], {
+  return run('node', ['--import', 'tsx', 'packages/store/src/migrations/migrate-main.ts'], {
     cwd: root,
     env: { ...process.env, DATABASE_URL: databaseUrl },
   }).then(

@@ -5,8 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationsFolder } from '../migrations/migrations-folder';
 import { createPgliteStore } from './create-pglite-store';
-import { migrationsFolder } from './migrations-folder';
 import { pgliteTemplateName, seedFromTemplate } from './pglite-template';
 
 let scratch: string;

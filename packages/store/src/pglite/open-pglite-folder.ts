@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
+import { migrationsFolder as defaultMigrationsFolder } from '../migrations/migrations-folder';
 import { seedFromTemplate } from './pglite-template';
 import { type PgliteThread, startPgliteThread } from './pglite-thread';
 

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgliteStore } from './create-pglite-store';
+import { createPgliteStore } from '../pglite/create-pglite-store';
+import type { SqlClient } from '../sql-client';
 import { migrationsCurrent } from './migrations-current';
 import { migrationsFolder } from './migrations-folder';
-import type { SqlClient } from './sql-client';
 
 let scratch: string;
 beforeAll(async () => {

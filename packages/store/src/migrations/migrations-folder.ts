@@ -8,6 +8,6 @@ import { findAncestorWith } from '@chunklog/runtime/find-ancestor-with';
  */
 export const migrationsFolder = join(
   findAncestorWith(import.meta.url, 'drizzle/meta/_journal.json') ??
-    fileURLToPath(new URL('../../../', import.meta.url)),
+    fileURLToPath(new URL('../../../../', import.meta.url)),
   'drizzle',
 );

@@ -1,13 +1,13 @@
 import { Registry } from 'prom-client';
 import { z } from 'zod';
-import type { ChunkStore } from './chunk-store';
-import { createSqlChunkStore } from './create-sql-chunk-store';
-import { createAppendMetrics } from './log/append-metrics';
-import { migrationsCurrent } from './migrations-current';
-import { migrationsFolder as defaultMigrationsFolder } from './migrations-folder';
+import type { ChunkStore } from '../chunk-store';
+import { createSqlChunkStore } from '../create-sql-chunk-store';
+import { createAppendMetrics } from '../log/append-metrics';
+import { migrationsCurrent } from '../migrations/migrations-current';
+import { migrationsFolder as defaultMigrationsFolder } from '../migrations/migrations-folder';
+import type { SqlClient } from '../sql-client';
 import { migratePglite, openPgliteFolder } from './open-pglite-folder';
 import type { PgliteThread } from './pglite-thread';
-import type { SqlClient } from './sql-client';
 
 const PgliteStoreOptionsSchema = z.object({
   /** Folder holding the database files; absent: in memory, gone at close. */

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { describeChunkStoreContract, textChunk } from '../testing';
 import { createPgliteStore } from './create-pglite-store';
-import { describeChunkStoreContract, textChunk } from './testing';
 
 // PGlite runs every query on one embedded connection, so the many-tabs load is lighter here
 // (100 tabs, 10 appends per writer) than on the real Postgres; every other case is the same.

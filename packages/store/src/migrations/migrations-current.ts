@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SqlClient } from './sql-client';
+import type { SqlClient } from '../sql-client';
 
 /** drizzle's journal of the committed migrations: each one's tag and creation time. */
 interface Journal {

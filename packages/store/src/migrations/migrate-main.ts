@@ -2,7 +2,7 @@
 import { describeError } from '@chunklog/chunk-core';
 import { databaseEnv, parseEnv } from '@chunklog/runtime';
 import { z } from 'zod';
-import { createPostgresStore } from './create-postgres-store';
+import { createPostgresStore } from '../postgres/create-postgres-store';
 
 // A one-shot command: plain lines for the person or the job that runs it, no JSON log.
 let databaseUrl: string;
