@@ -1,6 +1,16 @@
 export { createLogger, type LoggerSettings } from './create-logger';
 // The environment schemas and their parser, also `@chunklog/runtime/env` on their own.
-export * from './env';
+export {
+  databaseEnv,
+  EnvError,
+  listenEnv,
+  logEnv,
+  modelEnv,
+  natsEnv,
+  parseEnv,
+  shutdownEnv,
+  webhookEnv,
+} from './env';
 export { findAncestorWith } from './find-ancestor-with';
 export { type LogLevel, LogLevelSchema } from './log-level';
 export { chunklogVersion } from './metrics/chunklog-version';
