@@ -16,6 +16,12 @@
  *   other way from the last), tracing started and stopped in this process between them (every
  *   append a span); the median of the phases.
  * - trace.store.overhead_ratio: off ÷ on, the median over rounds of that round's ratio.
+ * - trace.store.main_cpu_us_per_append.off / .on and trace.store.process_cpu_us_per_append.off /
+ *   .on: CPU time per append in those phases, of this process's main thread and of all its
+ *   threads (garbage collection, compilers), the median of the phases; a traced phase's count
+ *   includes exporting the spans still buffered when it ends. Steadier than the rates on a shared
+ *   machine: they say where tracing's cost goes when the ratio swings from run to run. The main
+ *   thread's figure needs Node.js 24 (process.threadCpuUsage); without it, it is absent.
  * - trace.overhead_ratio: the larger of the two ratios (goal ≤ 1.05).
  */
 import { createNatsBus, natsLatency } from '@chunklog/bus';
@@ -35,6 +41,12 @@ import { openSealProbe } from './seal-probe';
 import { rate } from './timed-rate';
 
 const KEY = 'bench-key-0123456789';
+
+/** This thread's CPU time in µs: Node.js 24's process.threadCpuUsage, else undefined. */
+function threadCpu(): number | undefined {
+  const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
+  return usage === undefined ? undefined : usage.user + usage.system;
+}
 const LATENCY_SAMPLES = 400;
 const WARM_UP = 20;
 const APPENDERS = 8;
@@ -111,33 +123,57 @@ export default async function traceBench(): Promise<Record<string, number>> {
       Array.from({ length: TABS }, async () => (await store.createTab({ tenantId: tenant.id })).id),
     );
     let tracedAppends = 0;
+    let appends = 0;
     let tracingOn = false;
     const appendOne = async () => {
       const tabId = tabs[Math.floor(Math.random() * tabs.length)]!;
       await store.append(tabId, [textChunk(tabId, 'x'.repeat(200))]);
+      appends += 1;
       if (tracingOn) tracedAppends += 1;
       return 1;
     };
     const rates = { off: [] as number[], on: [] as number[] };
+    const cpu = {
+      main: { off: [] as number[], on: [] as number[] },
+      process: { off: [] as number[], on: [] as number[] },
+    };
     const ratios: number[] = [];
+    /** Runs `phase`, recording the CPU its appends took, in µs per append, under `mode`. */
+    const withCpu = async (mode: 'off' | 'on', phase: () => Promise<number>) => {
+      const appendsBefore = appends;
+      const mainBefore = threadCpu();
+      const processBefore = process.cpuUsage();
+      const perSecond = await phase();
+      const count = appends - appendsBefore;
+      const processUsed = process.cpuUsage(processBefore);
+      cpu.process[mode].push((processUsed.user + processUsed.system) / count);
+      const mainAfter = threadCpu();
+      if (mainBefore !== undefined && mainAfter !== undefined) {
+        cpu.main[mode].push((mainAfter - mainBefore) / count);
+      }
+      return perSecond;
+    };
+    const untracedPhase = () => withCpu('off', () => rate(PHASE_MS, APPENDERS, appendOne));
     const tracedPhase = async () => {
       const tracing = await startTracing({ serviceName: 'chunklog-bench' });
-      tracingOn = true;
-      const perSecond = await rate(PHASE_MS, APPENDERS, appendOne);
-      tracingOn = false;
-      await tracing.shutdown();
-      return perSecond;
+      return withCpu('on', async () => {
+        tracingOn = true;
+        const perSecond = await rate(PHASE_MS, APPENDERS, appendOne);
+        tracingOn = false;
+        await tracing.shutdown();
+        return perSecond;
+      });
     };
     for (let round = 0; round < ROUNDS; round++) {
       // Alternating which goes first, so neither always follows the other's work.
       let off: number;
       let on: number;
       if (round % 2 === 0) {
-        off = await rate(PHASE_MS, APPENDERS, appendOne);
+        off = await untracedPhase();
         on = await tracedPhase();
       } else {
         on = await tracedPhase();
-        off = await rate(PHASE_MS, APPENDERS, appendOne);
+        off = await untracedPhase();
       }
       rates.off.push(off);
       rates.on.push(on);
@@ -158,6 +194,14 @@ export default async function traceBench(): Promise<Record<string, number>> {
       'trace.store.append.per_s.off': median(rates.off),
       'trace.store.append.per_s.on': median(rates.on),
       'trace.store.overhead_ratio': storeRatio,
+      ...(cpu.main.on.length > 0
+        ? {
+            'trace.store.main_cpu_us_per_append.off': median(cpu.main.off),
+            'trace.store.main_cpu_us_per_append.on': median(cpu.main.on),
+          }
+        : {}),
+      'trace.store.process_cpu_us_per_append.off': median(cpu.process.off),
+      'trace.store.process_cpu_us_per_append.on': median(cpu.process.on),
       'trace.overhead_ratio': Math.max(gatewayRatio, storeRatio),
     };
   } finally {
