@@ -41,18 +41,18 @@ import { openSealProbe } from './seal-probe';
 import { rate } from './timed-rate';
 
 const KEY = 'bench-key-0123456789';
-
-/** This thread's CPU time in µs: Node.js 24's process.threadCpuUsage, else undefined. */
-function threadCpu(): number | undefined {
-  const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
-  return usage === undefined ? undefined : usage.user + usage.system;
-}
 const LATENCY_SAMPLES = 400;
 const WARM_UP = 20;
 const APPENDERS = 8;
 const TABS = 200;
 const ROUNDS = 11;
 const PHASE_MS = 700;
+
+/** This thread's CPU time in µs: Node.js 24's process.threadCpuUsage, else undefined. */
+function threadCpu(): number | undefined {
+  const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
+  return usage === undefined ? undefined : usage.user + usage.system;
+}
 
 export default async function traceBench(): Promise<Record<string, number>> {
   const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);

@@ -14,7 +14,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('findAncestorWith', () => {
   it('finds the folder holding the path from a source file several levels down', () => {
-    const source = pathToFileURL(join(root, 'packages', 'store', 'src', 'migrations-folder.ts'));
+    const source = pathToFileURL(
+      join(root, 'packages', 'store', 'src', 'migrations', 'migrations-folder.ts'),
+    );
     expect(findAncestorWith(source, 'drizzle/meta/_journal.json')).toBe(root);
   });
 
