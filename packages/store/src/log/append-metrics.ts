@@ -4,11 +4,13 @@ import { Histogram, type Registry, type RegistryContentType } from 'prom-client'
 export interface AppendMetrics {
   /** A batch started: how many appends it carries. */
   batch(items: number): void;
+  /** A batch's statement answered (or failed) after this long. */
+  batchDuration(seconds: number): void;
   /** An append left the queue for its batch after waiting this long. */
   queueWait(seconds: number): void;
 }
 
-const noMetrics: AppendMetrics = { batch() {}, queueWait() {} };
+const noMetrics: AppendMetrics = { batch() {}, batchDuration() {}, queueWait() {} };
 
 function histogram(
   registry: Registry<RegistryContentType>,
@@ -33,6 +35,12 @@ export function createAppendMetrics(
     'Appends committed together in one transaction by the store group commit',
     [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64],
   );
+  const batchDuration = histogram(
+    registry,
+    'chunklog_store_append_batch_duration_seconds',
+    "Time a group commit batch's statement took to answer: the round trip, the statement and its commit",
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  );
   const queueWait = histogram(
     registry,
     'chunklog_store_append_queue_wait_seconds',
@@ -41,6 +49,7 @@ export function createAppendMetrics(
   );
   return {
     batch: (items) => batchItems.observe(items),
+    batchDuration: (seconds) => batchDuration.observe(seconds),
     queueWait: (seconds) => queueWait.observe(seconds),
   };
 }

@@ -112,22 +112,40 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
   /** A lane freed while appends waited; the next batch starts on the next turn of the loop. */
   let pumpScheduled = false;
 
-  async function appendOne(request: Waiting): Promise<Chunk[]> {
+  /** A batch's statement, its time to answer (or fail) reported as the batch's duration. */
+  async function batchQuery<Row extends Record<string, unknown>>(statement: {
+    name: string;
+    text: string;
+    values: unknown[];
+  }): Promise<Row[]> {
+    const started = performance.now();
     try {
-      const rows = await client.query<ChunkRow>(
-        'SELECT * FROM chunklog_append($1, $2::jsonb, $3)',
-        [request.tabId, request.chunksJson, request.expectedSeq],
-        'chunklog_append',
-      );
+      return await client.query<Row>(statement.text, statement.values, statement.name);
+    } finally {
+      options.metrics.batchDuration((performance.now() - started) / 1000);
+    }
+  }
+
+  /** `alone`: the append is a batch of its own, rather than one made again after a batch. */
+  async function appendOne(request: Waiting, alone: boolean): Promise<Chunk[]> {
+    const statement = {
+      name: 'chunklog_append',
+      text: 'SELECT * FROM chunklog_append($1, $2::jsonb, $3)',
+      values: [request.tabId, request.chunksJson, request.expectedSeq],
+    };
+    try {
+      const rows = alone
+        ? await batchQuery<ChunkRow>(statement)
+        : await client.query<ChunkRow>(statement.text, statement.values, statement.name);
       return rows.map((row) => chunkFromRow(request.tabId, row));
     } catch (error) {
       throw mapDatabaseError(error, 'append');
     }
   }
 
-  async function settleOne(item: Waiting): Promise<void> {
+  async function settleOne(item: Waiting, alone = false): Promise<void> {
     try {
-      item.resolve(await appendOne(item));
+      item.resolve(await appendOne(item, alone));
     } catch (error) {
       item.reject(error);
     }
@@ -165,7 +183,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
     const statement = batchStatement(batch);
     let rows: BatchRow[];
     try {
-      rows = await client.query<BatchRow>(statement.text, statement.values, statement.name);
+      rows = await batchQuery<BatchRow>(statement);
     } catch (error) {
       if (oneByOneAfter(sqlState(error))) {
         for (const item of batch) await settleOne(item);
@@ -222,7 +240,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
         }
       }
       options.metrics.batch(batch.length);
-      const run = batch.length === 1 ? settleOne(batch[0]!) : runBatch(batch);
+      const run = batch.length === 1 ? settleOne(batch[0]!, true) : runBatch(batch);
       void run
         .catch((error: unknown) => {
           // Unreachable unless a bug threw above: fail whatever is left rather than hang.

@@ -37,7 +37,7 @@ function scriptedClient() {
   return { client, next, pending: () => calls.length };
 }
 
-const metrics = { batch() {}, queueWait() {} };
+const metrics = { batch() {}, batchDuration() {}, queueWait() {} };
 const limits = { maxItems: 64, maxChunks: 1000, maxBytes: 1 << 22 };
 
 function request(tabId: string, id: string): AppendRequest {

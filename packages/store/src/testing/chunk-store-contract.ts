@@ -643,24 +643,31 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
           expect((await store.readAll(kept!.id)).map((chunk) => chunk.seq)).toEqual([1, 2]);
         });
 
-        it('reports batch sizes and queue waits', async () => {
-          const before = await histogramCounts(
-            metricsRegistry,
-            'chunklog_store_append_queue_wait_seconds',
-            0,
-          );
+        it('reports batch sizes, batch durations and queue waits', async () => {
+          const counts = () =>
+            Promise.all(
+              [
+                'chunklog_store_append_queue_wait_seconds',
+                'chunklog_store_append_batch_size',
+                'chunklog_store_append_batch_duration_seconds',
+              ].map(async (name) => (await histogramCounts(metricsRegistry, name, 0)).count),
+            );
+          const [waitsBefore, batchesBefore, durationsBefore] = await counts();
           const tab = await newTab();
           await Promise.all(
             Array.from({ length: 10 }, () => store.append(tab.id, [textChunk(tab.id)])),
           );
-          const after = await histogramCounts(
-            metricsRegistry,
-            'chunklog_store_append_queue_wait_seconds',
-            0,
-          );
-          expect(after.count - before.count).toBe(10);
+          const [waitsAfter, batchesAfter, durationsAfter] = await counts();
+          expect(waitsAfter! - waitsBefore!).toBe(10);
+          const batches = batchesAfter! - batchesBefore!;
+          expect(batches).toBeGreaterThan(0);
+          // Each batch's statement timed once, before any of its appends is answered.
+          expect(durationsAfter! - durationsBefore!).toBe(batches);
           const exposition = await metricsRegistry.metrics();
           expect(exposition).toContain('chunklog_store_append_batch_size_bucket{le="64"}');
+          expect(exposition).toContain(
+            'chunklog_store_append_batch_duration_seconds_bucket{le="0.001"}',
+          );
         });
       });
 
