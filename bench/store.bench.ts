@@ -12,6 +12,12 @@
  *   the store's batches averaged in that round (rows per statement = mean batch size, seqs
  *   handed out by the client, 32 ÷ batch size connections): what the contract's cost leaves of
  *   what Postgres does with the same batching.
+ * - store.append.statement_of_limit.c8 / .c32: the same comparison made of the statements alone,
+ *   without the client around them: rows per millisecond of a store batch (its mean time from
+ *   `chunklog_store_append_batch_duration_seconds`: statement, commit, round trip) over rows per
+ *   millisecond of the raw batched INSERT (send to answer). The store's batches run one after
+ *   another on its lane, so of_limit cannot exceed it by much: it is what the contract's work in
+ *   Postgres (the locks, the tails, the (tab_id, seq) index) leaves, before any client cost.
  * - store.append.p50_ms.c1: one appender, no concurrency, against the append as it was before
  *   the group commit (the chunk validated, then the single chunklog_append statement): batching
  *   must not add latency when there is nothing to batch.
@@ -69,8 +75,11 @@ async function withPool<T>(
   }
 }
 
-/** Raw INSERTs of `rowsPerStatement` rows each, seqs handed out by the client. */
-function rawRate(url: string, connections: number, tabs: string[], rowsPerStatement = 1) {
+/**
+ * Raw INSERTs of `rowsPerStatement` rows each, seqs handed out by the client: rows per second,
+ * and the mean time one statement took from send to answer.
+ */
+async function rawRate(url: string, connections: number, tabs: string[], rowsPerStatement = 1) {
   const seqs = new Map<string, number>();
   const placeholders = Array.from(
     { length: rowsPerStatement },
@@ -79,8 +88,11 @@ function rawRate(url: string, connections: number, tabs: string[], rowsPerStatem
   ).join(', ');
   const text = `INSERT INTO raw_chunks (id, tab_id, seq, turn_id, step, role, type, data)
                 VALUES ${placeholders}`;
-  return withPool(url, connections, (pool) =>
-    rate(phaseMs, connections, async () => {
+  let statements = 0;
+  let statementMs = 0;
+  let timing = false;
+  const perSecond = await withPool(url, connections, async (pool) => {
+    const insert = async () => {
       const values: unknown[] = [];
       for (let row = 0; row < rowsPerStatement; row += 1) {
         const tabId = pick(tabs);
@@ -88,30 +100,64 @@ function rawRate(url: string, connections: number, tabs: string[], rowsPerStatem
         seqs.set(tabId, seq);
         values.push(randomUUID(), tabId, seq, randomUUID(), 0, 'user', 'text', payloadJson);
       }
+      const started = performance.now();
       await pool.query({ name: `raw_insert_${rowsPerStatement}`, text, values });
+      if (timing) {
+        statementMs += performance.now() - started;
+        statements += 1;
+      }
       return rowsPerStatement;
-    }),
-  );
+    };
+    // Statements timed once every connection is open and has prepared the statement.
+    await Promise.all(Array.from({ length: connections }, insert));
+    timing = true;
+    return rate(phaseMs, connections, insert);
+  });
+  return { perSecond, statementMs: statementMs / statements };
 }
 
 const newChunk = (tabId: string) => textChunk(tabId, payload.text);
 
-/** Store appends per second, and the mean number of appends its batches carried. */
+/** A histogram's sum and count on `registry`. */
+async function histogramTotals(registry: Registry, name: string) {
+  const { values } = (await registry.getSingleMetric(name)!.get()) as {
+    values: Array<{ metricName?: string; value: number }>;
+  };
+  const total = (suffix: string) =>
+    values.find((entry) => entry.metricName === `${name}${suffix}`)?.value ?? 0;
+  return { sum: total('_sum'), count: Math.max(1, total('_count')) };
+}
+
+/**
+ * Store appends per second, the mean number of appends its batches carried, and the mean time
+ * a batch took (its statement, commit and round trip).
+ */
 async function storeRate(url: string, connections: number, tabs: string[]) {
   const metricsRegistry = new Registry();
   const store = createPostgresStore({ url, maxConnections: connections, metricsRegistry });
+  const append = async () => {
+    const tabId = pick(tabs);
+    await store.append(tabId, [newChunk(tabId)]);
+    return 1;
+  };
   try {
-    const perSecond = await rate(phaseMs, connections, async () => {
-      const tabId = pick(tabs);
-      await store.append(tabId, [newChunk(tabId)]);
-      return 1;
-    });
-    const batchSize = (await metricsRegistry
-      .getSingleMetric('chunklog_store_append_batch_size')!
-      .get()) as { values: Array<{ metricName?: string; value: number }> };
-    const total = (suffix: string) =>
-      batchSize.values.find((entry) => entry.metricName?.endsWith(suffix))?.value ?? 0;
-    return { perSecond, meanBatch: total('_sum') / Math.max(1, total('_count')) };
+    // The figures count once the connections are open and have prepared both statements (the
+    // lone append's, then the batch's).
+    for (let round = 0; round < 2; round += 1) {
+      await Promise.all(Array.from({ length: connections }, append));
+    }
+    metricsRegistry.resetMetrics();
+    const perSecond = await rate(phaseMs, connections, append);
+    const sizes = await histogramTotals(metricsRegistry, 'chunklog_store_append_batch_size');
+    const durations = await histogramTotals(
+      metricsRegistry,
+      'chunklog_store_append_batch_duration_seconds',
+    );
+    return {
+      perSecond,
+      meanBatch: sizes.sum / sizes.count,
+      batchMs: (durations.sum / durations.count) * 1000,
+    };
   } finally {
     await store.close();
   }
@@ -123,6 +169,7 @@ async function appendFigures(url: string, tabs: string[], connections: number) {
   const stores: number[] = [];
   const ratios: number[] = [];
   const limits: number[] = [];
+  const statementLimits: number[] = [];
   const batches: number[] = [];
   for (let round = 0; round < rounds; round += 1) {
     const raw = await rawRate(url, connections, tabs);
@@ -130,10 +177,14 @@ async function appendFigures(url: string, tabs: string[], connections: number) {
     const rowsPerStatement = Math.max(1, Math.round(store.meanBatch));
     const batchedConnections = Math.max(1, Math.round(connections / rowsPerStatement));
     const batched = await rawRate(url, batchedConnections, tabs, rowsPerStatement);
-    raws.push(raw);
+    raws.push(raw.perSecond);
     stores.push(store.perSecond);
-    ratios.push(store.perSecond / raw);
-    limits.push(store.perSecond / batched);
+    ratios.push(store.perSecond / raw.perSecond);
+    limits.push(store.perSecond / batched.perSecond);
+    // Rows a statement stores per millisecond it runs, ours over the raw one's.
+    statementLimits.push(
+      store.meanBatch / store.batchMs / (rowsPerStatement / batched.statementMs),
+    );
     batches.push(store.meanBatch);
   }
   return {
@@ -141,6 +192,7 @@ async function appendFigures(url: string, tabs: string[], connections: number) {
     store: median(stores),
     ratio: median(ratios),
     ofLimit: median(limits),
+    statementOfLimit: median(statementLimits),
     meanBatch: median(batches),
   };
 }
@@ -152,7 +204,7 @@ async function hotFigures(url: string, hotTab: string) {
     // Raw: every row on the same key, as the store's rows are all on the hot tab.
     const raw = await rawRate(url, 8, [randomUUID()]);
     const store = await storeRate(url, 8, [hotTab]);
-    ratios.push(store.perSecond / raw);
+    ratios.push(store.perSecond / raw.perSecond);
     stores.push(store.perSecond);
   }
   return { ratio: median(ratios), store: median(stores) };
@@ -368,6 +420,8 @@ export default async function storeBench(): Promise<Record<string, number>> {
       'store.append.hot_ratio': hot.ratio,
       'store.append.of_limit.c8': c8.ofLimit,
       'store.append.of_limit.c32': c32.ofLimit,
+      'store.append.statement_of_limit.c8': c8.statementOfLimit,
+      'store.append.statement_of_limit.c32': c32.statementOfLimit,
       'store.append.p50_ms.c1': lone.store,
       'store.append.p50_ms.c1_single_statement': lone.single,
       'store.append.p50_over_single.c1': lone.ratio,

@@ -12,16 +12,20 @@
  *   worker's do, so the traced gateway records a relay span per seal.
  * - trace.gateway.overhead_ratio: on ÷ off.
  * - trace.store.append.per_s.off / .on: single-chunk `store.append` (group commit) at 8
- *   appenders over 200 tabs, phases alternating over several rounds (each round's order the
- *   other way from the last), tracing started and stopped in this process between them (every
- *   append a span); the median of the phases.
+ *   appenders over 200 tabs, phases alternating over several rounds (each round in another
+ *   order), tracing started and stopped in this process between them (every append a span); the
+ *   median of the phases.
  * - trace.store.overhead_ratio: off ÷ on, the median over rounds of that round's ratio.
- * - trace.store.main_cpu_us_per_append.off / .on and trace.store.process_cpu_us_per_append.off /
- *   .on: CPU time per append in those phases, of this process's main thread and of all its
- *   threads (garbage collection, compilers), the median of the phases; a traced phase's count
- *   includes exporting the spans still buffered when it ends. Steadier than the rates on a shared
- *   machine: they say where tracing's cost goes when the ratio swings from run to run. The main
- *   thread's figure needs Node.js 24 (process.threadCpuUsage); without it, it is absent.
+ * - trace.store.append.per_s.spans_only and trace.store.overhead_ratio.spans_only: a third phase
+ *   in each round, where the SDK makes and ends every span but hands it to no processor (nothing
+ *   exported): what the spans cost by themselves, apart from exporting them.
+ * - trace.store.main_cpu_us_per_append.off / .spans_only / .on and
+ *   trace.store.process_cpu_us_per_append.off / .spans_only / .on: CPU time per append in those
+ *   phases, of this process's main thread and of all its threads (garbage collection,
+ *   compilers), the median of the phases; a traced phase's count includes exporting the spans
+ *   still buffered when it ends. Steadier than the rates on a shared machine: they say where
+ *   tracing's cost goes when the ratio swings from run to run. The main thread's figure needs
+ *   Node.js 24 (process.threadCpuUsage); without it, it is absent.
  * - trace.overhead_ratio: the larger of the two ratios (goal ≤ 1.05).
  */
 import { createNatsBus, natsLatency } from '@chunklog/bus';
@@ -45,7 +49,7 @@ const LATENCY_SAMPLES = 400;
 const WARM_UP = 20;
 const APPENDERS = 8;
 const TABS = 200;
-const ROUNDS = 11;
+const ROUNDS = 12;
 const PHASE_MS = 700;
 
 /** This thread's CPU time in µs: Node.js 24's process.threadCpuUsage, else undefined. */
@@ -132,14 +136,14 @@ export default async function traceBench(): Promise<Record<string, number>> {
       if (tracingOn) tracedAppends += 1;
       return 1;
     };
-    const rates = { off: [] as number[], on: [] as number[] };
-    const cpu = {
-      main: { off: [] as number[], on: [] as number[] },
-      process: { off: [] as number[], on: [] as number[] },
-    };
+    type Mode = 'off' | 'spans' | 'on';
+    const series = () => ({ off: [] as number[], spans: [] as number[], on: [] as number[] });
+    const rates = series();
+    const cpu = { main: series(), process: series() };
     const ratios: number[] = [];
+    const spansOnlyRatios: number[] = [];
     /** Runs `phase`, recording the CPU its appends took, in µs per append, under `mode`. */
-    const withCpu = async (mode: 'off' | 'on', phase: () => Promise<number>) => {
+    const withCpu = async (mode: Mode, phase: () => Promise<number>) => {
       const appendsBefore = appends;
       const mainBefore = threadCpu();
       const processBefore = process.cpuUsage();
@@ -154,6 +158,15 @@ export default async function traceBench(): Promise<Record<string, number>> {
       return perSecond;
     };
     const untracedPhase = () => withCpu('off', () => rate(PHASE_MS, APPENDERS, appendOne));
+    // Spans made and ended by the SDK, and handed to no processor: nothing exported.
+    const spansOnlyPhase = async () => {
+      const tracing = await startTracing({ serviceName: 'chunklog-bench', spanProcessors: [] });
+      return withCpu('spans', async () => {
+        const perSecond = await rate(PHASE_MS, APPENDERS, appendOne);
+        await tracing.shutdown();
+        return perSecond;
+      });
+    };
     const tracedPhase = async () => {
       const tracing = await startTracing({ serviceName: 'chunklog-bench' });
       return withCpu('on', async () => {
@@ -164,20 +177,24 @@ export default async function traceBench(): Promise<Record<string, number>> {
         return perSecond;
       });
     };
+    const phases = { off: untracedPhase, spans: spansOnlyPhase, on: tracedPhase };
+    const orders: Mode[][] = [
+      ['off', 'spans', 'on'],
+      ['on', 'spans', 'off'],
+      ['spans', 'on', 'off'],
+      ['off', 'on', 'spans'],
+      ['spans', 'off', 'on'],
+      ['on', 'off', 'spans'],
+    ];
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternating which goes first, so neither always follows the other's work.
-      let off: number;
-      let on: number;
-      if (round % 2 === 0) {
-        off = await untracedPhase();
-        on = await tracedPhase();
-      } else {
-        on = await tracedPhase();
-        off = await untracedPhase();
+      // Each order of the three in turn, so none always follows another's work.
+      const perSecond = { off: 0, spans: 0, on: 0 };
+      for (const mode of orders[round % orders.length]!) {
+        perSecond[mode] = await phases[mode]();
+        rates[mode].push(perSecond[mode]);
       }
-      rates.off.push(off);
-      rates.on.push(on);
-      ratios.push(off / on);
+      ratios.push(perSecond.off / perSecond.on);
+      spansOnlyRatios.push(perSecond.off / perSecond.spans);
     }
     const storeRatio = median(ratios);
     const gatewayRatio = gatewayOn / gatewayOff;
@@ -193,14 +210,18 @@ export default async function traceBench(): Promise<Record<string, number>> {
       'trace.gateway.overhead_ratio': gatewayRatio,
       'trace.store.append.per_s.off': median(rates.off),
       'trace.store.append.per_s.on': median(rates.on),
+      'trace.store.append.per_s.spans_only': median(rates.spans),
       'trace.store.overhead_ratio': storeRatio,
+      'trace.store.overhead_ratio.spans_only': median(spansOnlyRatios),
       ...(cpu.main.on.length > 0
         ? {
             'trace.store.main_cpu_us_per_append.off': median(cpu.main.off),
+            'trace.store.main_cpu_us_per_append.spans_only': median(cpu.main.spans),
             'trace.store.main_cpu_us_per_append.on': median(cpu.main.on),
           }
         : {}),
       'trace.store.process_cpu_us_per_append.off': median(cpu.process.off),
+      'trace.store.process_cpu_us_per_append.spans_only': median(cpu.process.spans),
       'trace.store.process_cpu_us_per_append.on': median(cpu.process.on),
       'trace.overhead_ratio': Math.max(gatewayRatio, storeRatio),
     };
