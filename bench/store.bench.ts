@@ -12,6 +12,11 @@
  *   the store's batches averaged in that round (rows per statement = mean batch size, seqs
  *   handed out by the client, 32 ÷ batch size connections): what the contract's cost leaves of
  *   what Postgres does with the same batching.
+ * - store.append.of_limit_same_indexes.c8 / .c32: the same, the raw batched INSERTs going into a
+ *   table shaped as `chunks` (`LIKE chunks INCLUDING ALL`: its columns, defaults and indexes,
+ *   the (tab_id, seq) one every page reads included) rather than into the plain table: what the
+ *   append's own work (the locks, the tails, the checks) leaves, apart from what the table's
+ *   indexes cost any writer.
  * - store.append.statement_of_limit.c8 / .c32: the same comparison made of the statements alone,
  *   without the client around them: rows per millisecond of a store batch (its mean time from
  *   `chunklog_store_append_batch_duration_seconds`: statement, commit, round trip) over rows per
@@ -75,18 +80,31 @@ async function withPool<T>(
   }
 }
 
+type RawTable = 'raw_chunks' | 'raw_chunks_indexed';
+/** The last seq handed out per tab in each raw table, across phases (one of them is unique). */
+const rawSeqs: Record<RawTable, Map<string, number>> = {
+  raw_chunks: new Map(),
+  raw_chunks_indexed: new Map(),
+};
+
 /**
- * Raw INSERTs of `rowsPerStatement` rows each, seqs handed out by the client: rows per second,
- * and the mean time one statement took from send to answer.
+ * Raw INSERTs of `rowsPerStatement` rows each into `table`, seqs handed out by the client: rows
+ * per second, and the mean time one statement took from send to answer.
  */
-async function rawRate(url: string, connections: number, tabs: string[], rowsPerStatement = 1) {
-  const seqs = new Map<string, number>();
+async function rawRate(
+  url: string,
+  connections: number,
+  tabs: string[],
+  rowsPerStatement = 1,
+  table: RawTable = 'raw_chunks',
+) {
+  const seqs = rawSeqs[table];
   const placeholders = Array.from(
     { length: rowsPerStatement },
     (_, row) =>
       `(${Array.from({ length: 8 }, (_, column) => `$${row * 8 + column + 1}`).join(', ')})`,
   ).join(', ');
-  const text = `INSERT INTO raw_chunks (id, tab_id, seq, turn_id, step, role, type, data)
+  const text = `INSERT INTO ${table} (id, tab_id, seq, turn_id, step, role, type, data)
                 VALUES ${placeholders}`;
   let statements = 0;
   let statementMs = 0;
@@ -101,7 +119,7 @@ async function rawRate(url: string, connections: number, tabs: string[], rowsPer
         values.push(randomUUID(), tabId, seq, randomUUID(), 0, 'user', 'text', payloadJson);
       }
       const started = performance.now();
-      await pool.query({ name: `raw_insert_${rowsPerStatement}`, text, values });
+      await pool.query({ name: `${table}_insert_${rowsPerStatement}`, text, values });
       if (timing) {
         statementMs += performance.now() - started;
         statements += 1;
@@ -163,12 +181,16 @@ async function storeRate(url: string, connections: number, tabs: string[]) {
   }
 }
 
-/** Each round: raw single-row INSERTs, the store, then raw INSERTs batched like the store's. */
+/**
+ * Each round: raw single-row INSERTs, the store, then raw INSERTs batched like the store's, into
+ * the plain table and into one shaped as `chunks`.
+ */
 async function appendFigures(url: string, tabs: string[], connections: number) {
   const raws: number[] = [];
   const stores: number[] = [];
   const ratios: number[] = [];
   const limits: number[] = [];
+  const indexedLimits: number[] = [];
   const statementLimits: number[] = [];
   const batches: number[] = [];
   for (let round = 0; round < rounds; round += 1) {
@@ -177,10 +199,18 @@ async function appendFigures(url: string, tabs: string[], connections: number) {
     const rowsPerStatement = Math.max(1, Math.round(store.meanBatch));
     const batchedConnections = Math.max(1, Math.round(connections / rowsPerStatement));
     const batched = await rawRate(url, batchedConnections, tabs, rowsPerStatement);
+    const indexed = await rawRate(
+      url,
+      batchedConnections,
+      tabs,
+      rowsPerStatement,
+      'raw_chunks_indexed',
+    );
     raws.push(raw.perSecond);
     stores.push(store.perSecond);
     ratios.push(store.perSecond / raw.perSecond);
     limits.push(store.perSecond / batched.perSecond);
+    indexedLimits.push(store.perSecond / indexed.perSecond);
     // Rows a statement stores per millisecond it runs, ours over the raw one's.
     statementLimits.push(
       store.meanBatch / store.batchMs / (rowsPerStatement / batched.statementMs),
@@ -192,6 +222,7 @@ async function appendFigures(url: string, tabs: string[], connections: number) {
     store: median(stores),
     ratio: median(ratios),
     ofLimit: median(limits),
+    ofLimitSameIndexes: median(indexedLimits),
     statementOfLimit: median(statementLimits),
     meanBatch: median(batches),
   };
@@ -391,6 +422,7 @@ export default async function storeBench(): Promise<Record<string, number>> {
       id uuid PRIMARY KEY, tab_id uuid NOT NULL, seq bigint NOT NULL, turn_id uuid NOT NULL,
       step integer NOT NULL, role text NOT NULL, type text NOT NULL, data jsonb NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now())`);
+    await admin.query('CREATE TABLE raw_chunks_indexed (LIKE chunks INCLUDING ALL)');
     const tenant = await setupStore.createTenant({ name: 'bench' });
     const tabs = (
       await admin.query<{ id: string }>(
@@ -420,6 +452,8 @@ export default async function storeBench(): Promise<Record<string, number>> {
       'store.append.hot_ratio': hot.ratio,
       'store.append.of_limit.c8': c8.ofLimit,
       'store.append.of_limit.c32': c32.ofLimit,
+      'store.append.of_limit_same_indexes.c8': c8.ofLimitSameIndexes,
+      'store.append.of_limit_same_indexes.c32': c32.ofLimitSameIndexes,
       'store.append.statement_of_limit.c8': c8.statementOfLimit,
       'store.append.statement_of_limit.c32': c32.statementOfLimit,
       'store.append.p50_ms.c1': lone.store,
