@@ -32,6 +32,9 @@ describe('npm run start:worker with METRICS_PORT', () => {
     expect(series.get('chunklog_worker_append_seconds_count')).toBe(log.length);
     // The store's group commit reports on the same registry: every append went through a batch.
     expect(series.get('chunklog_store_append_batch_size_sum')).toBe(log.length);
+    expect(series.get('chunklog_store_append_batch_duration_seconds_count')).toBe(
+      series.get('chunklog_store_append_batch_size_count'),
+    );
     expect(series.get('chunklog_worker_turns_total{reason="completed"}')).toBe(1);
     // What every process reports about itself: its build and the default process metrics.
     expect(series.get(`chunklog_build_info{version="0.1.0",node="${process.version}"}`)).toBe(1);
