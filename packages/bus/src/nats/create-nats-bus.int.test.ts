@@ -1,5 +1,5 @@
 import { testNatsUrl, testSubjectPrefix } from '@chunklog/test-infra';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -54,6 +54,34 @@ if (natsUrl === null) {
         } finally {
           await Promise.all(buses.map((bus) => bus.close()));
         }
+      }
+    });
+
+    it('enqueues to a queue whose stream exists but listens on its subject only a moment later', async () => {
+      // As when another process has just created the stream: the server already answers for it,
+      // but publishes to its subject find no responder yet.
+      const queue = 'late-listener';
+      const stream = `${subjectPrefix}_${queue}`;
+      const connection = await connect({ servers: natsUrl });
+      const manager = await jetstreamManager(connection);
+      const bus = await createBus();
+      try {
+        await manager.streams.add({
+          name: stream,
+          subjects: [`${subjectPrefix}.not-yet.${queue}`],
+          retention: RetentionPolicy.Workqueue,
+          storage: StorageType.File,
+        });
+        const enqueued = bus.enqueue(queue, { late: true }, { msgId: 'late-1' });
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        await manager.streams.update(stream, {
+          subjects: [`${subjectPrefix}.chunklog.queue.${queue}`],
+        });
+        await enqueued;
+        expect((await manager.streams.info(stream)).state.messages).toBe(1);
+      } finally {
+        await bus.close();
+        await connection.close();
       }
     });
   });

@@ -29,6 +29,12 @@ export interface NatsWorkQueueOptions {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Publishes to a queue that no stream listens on before the enqueue fails: 25 + 50 + 100 + 200
+ * ms apart, time for a stream just created by another process to start listening.
+ */
+const noListenerAttempts = 5;
+
+/**
  * A work queue is a file-backed stream with WorkQueue retention and one durable pull consumer
  * shared by every consumer of the queue; each consumer slot pulls one item when it is free.
  */
@@ -110,15 +116,21 @@ export function createNatsWorkQueue(options: NatsWorkQueueOptions): NatsWorkQueu
         });
       };
       try {
-        try {
-          await publish();
-        } catch (error) {
-          if (!hasNoResponders(error)) throw error;
-          // No stream listens on the queue's subject: the server lost it (a restart without its
-          // storage). A process that only enqueues (the gateway) has no consumer loop to notice,
-          // so forget that the stream was ensured and build it again here.
-          provisioning.forget(queue);
-          await publish();
+        for (let attempt = 1; ; attempt += 1) {
+          try {
+            await publish();
+            return;
+          } catch (error) {
+            if (!hasNoResponders(error) || attempt === noListenerAttempts) throw error;
+            // No stream listens on the queue's subject. Either the server lost it (a restart
+            // without its storage), and a process that only enqueues (the gateway) has no
+            // consumer loop to notice, so it forgets the stream was ensured and builds it again
+            // here; or another process has just created it, and the server answers for the
+            // stream a moment before the stream listens on its subject: then the next attempt,
+            // a little later, goes through.
+            provisioning.forget(queue);
+            await delay(25 * 2 ** (attempt - 1));
+          }
         }
       } catch (error) {
         throw toBusError(error, `enqueueing to ${queue}`);
