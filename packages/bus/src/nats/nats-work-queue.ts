@@ -29,8 +29,9 @@ export interface NatsWorkQueueOptions {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Publishes to a queue that no stream listens on before the enqueue fails: 25 + 50 + 100 + 200
- * ms apart, time for a stream just created by another process to start listening.
+ * How many times an enqueue publishes while no stream listens on its queue's subject before it
+ * fails: 25, 50, 100 and 200 ms apart, time for a stream just created by another process to
+ * start listening.
  */
 const noListenerAttempts = 5;
 

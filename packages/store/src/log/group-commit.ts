@@ -112,17 +112,19 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
   /** A lane freed while appends waited; the next batch starts on the next turn of the loop. */
   let pumpScheduled = false;
 
-  /** A batch's statement, its time to answer (or fail) reported as the batch's duration. */
-  async function batchQuery<Row extends Record<string, unknown>>(statement: {
-    name: string;
-    text: string;
-    values: unknown[];
-  }): Promise<Row[]> {
+  /**
+   * Runs a prepared statement. `batch`: it is a batch's own statement, and its time to answer
+   * (or fail) is reported as the batch's duration.
+   */
+  async function query<Row extends Record<string, unknown>>(
+    statement: { name: string; text: string; values: unknown[] },
+    batch: boolean,
+  ): Promise<Row[]> {
     const started = performance.now();
     try {
       return await client.query<Row>(statement.text, statement.values, statement.name);
     } finally {
-      options.metrics.batchDuration((performance.now() - started) / 1000);
+      if (batch) options.metrics.batchDuration((performance.now() - started) / 1000);
     }
   }
 
@@ -134,9 +136,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
       values: [request.tabId, request.chunksJson, request.expectedSeq],
     };
     try {
-      const rows = alone
-        ? await batchQuery<ChunkRow>(statement)
-        : await client.query<ChunkRow>(statement.text, statement.values, statement.name);
+      const rows = await query<ChunkRow>(statement, alone);
       return rows.map((row) => chunkFromRow(request.tabId, row));
     } catch (error) {
       throw mapDatabaseError(error, 'append');
@@ -183,7 +183,7 @@ export function createGroupCommit(client: SqlClient, options: GroupCommitOptions
     const statement = batchStatement(batch);
     let rows: BatchRow[];
     try {
-      rows = await batchQuery<BatchRow>(statement);
+      rows = await query<BatchRow>(statement, true);
     } catch (error) {
       if (oneByOneAfter(sqlState(error))) {
         for (const item of batch) await settleOne(item);

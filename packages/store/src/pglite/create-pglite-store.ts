@@ -25,7 +25,10 @@ const PgliteStoreOptionsSchema = z.object({
    * while PGlite opens.
    */
   opened: z.custom<Promise<PgliteThread>>((value) => value instanceof Promise).optional(),
-  /** Where the group commit's histograms go (batch size, batch duration, queue wait); none without it. */
+  /**
+   * Where the group commit's histograms go (batch size, batch duration, queue wait); none
+   * without it.
+   */
   metricsRegistry: z.instanceof(Registry).optional(),
 });
 

@@ -23,7 +23,10 @@ const PostgresStoreOptionsSchema = z.object({
    * arrive while they are busy go together in the next batch.
    */
   appendLanes: z.number().int().min(1).max(64).optional(),
-  /** Where the group commit's histograms go (batch size, batch duration, queue wait); none without it. */
+  /**
+   * Where the group commit's histograms go (batch size, batch duration, queue wait); none
+   * without it.
+   */
   metricsRegistry: z.instanceof(Registry).optional(),
 });
 
