@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 // The services' config schemas alone: the early start-up path loads nothing else of them.
 import { mcpEnv } from '@chunklog/agent-worker/config';
-import { ApiKeysSchema, CorsOriginsSchema } from '@chunklog/gateway/config';
+import { ApiKeysSchema, CorsOriginsSchema, gatewayLimitsEnv } from '@chunklog/gateway/config';
 import {
   listenEnv,
   logEnv,
@@ -30,6 +30,7 @@ export const AllInOneConfigSchema = z.object({
   API_KEYS: ApiKeysSchema.optional(),
   /** Browser origins allowed to call the API (CORS), or `*`; unset: no CORS headers. */
   CORS_ORIGINS: CorsOriginsSchema.optional(),
+  ...gatewayLimitsEnv,
   /** MCP servers offered to every tab (a JSON list; see the agent worker's README). */
   ...mcpEnv,
   ...logEnv,

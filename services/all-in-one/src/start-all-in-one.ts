@@ -5,6 +5,7 @@ import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus/memory';
 import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
+import { gatewayLimitsOf } from '@chunklog/gateway/config';
 import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
 import type { Logger } from 'pino';
 import type { AllInOneConfig } from './all-in-one-config';
@@ -117,6 +118,7 @@ export async function startAllInOne(
       auth: { mode: authOff ? 'off' : 'keys' },
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
+      limits: gatewayLimitsOf(config),
       ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
       // The worker is right here: /context shows the exact request, its model and tools included.
       contextBuilder: async ({ tab, chunks }) => ({

@@ -24,7 +24,11 @@ import { closingGuardPlugin } from './http/closing-guard';
 import { type CorsOptions, corsPlugin } from './http/cors-plugin';
 import { errorHandlerPlugin, sendError, toHttpError } from './http/error-handler';
 import { gatewayVersion } from './http/gateway-version';
+import { installJsonBodyParser } from './http/json-body-parser';
+import { localOriginGuardPlugin } from './http/local-origin-guard';
 import { openApiRegistry } from './http/openapi-registry';
+import { oversizedBodyPlugin } from './http/oversized-body';
+import { requestLogFields } from './http/redacted-url';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
 import { tracingPlugin } from './http/tracing-plugin';
 import { withoutUnusedInputComponents } from './http/unused-components';
@@ -37,6 +41,7 @@ import { messageRoutes } from './routes/message-routes';
 import { streamRoutes } from './routes/stream-routes';
 import { tabRoutes } from './routes/tab-routes';
 import { webhookRoutes } from './routes/webhook-routes';
+import { StreamSlots } from './streams/stream-slots';
 import { TabEventHub } from './streams/tab-event-hub';
 
 /** The tenant every request acts as when auth is off (all-in-one mode on loopback). */
@@ -95,7 +100,13 @@ export async function createGateway(options: GatewayOptions) {
   const app = Fastify({
     // Typed as Fastify's base logger, so the instance's type is the same with or without one.
     ...(options.logger
-      ? { loggerInstance: options.logger.child({ component: 'http' }) as FastifyBaseLogger }
+      ? {
+          // Fastify's request serializer logs the URL as sent: this one hides credentials in it.
+          loggerInstance: options.logger.child(
+            { component: 'http' },
+            { serializers: { req: requestLogFields } },
+          ) as FastifyBaseLogger,
+        }
       : { logger: false }),
     // The caller's x-request-id when valid, else a new one; on every log line of the request.
     genReqId: requestIdOf,
@@ -121,16 +132,7 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(tracingPlugin);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  // Many JSON clients send `content-type: application/json` on every request: an empty body is
-  // no body, so cancel, stream tickets and delete work for them, and routes that need a body
-  // still answer 400 from their schema. Anything else goes through Fastify's own parser.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
-    if (text === '') done(null, undefined);
-    else parseJson(request, text, done);
-  });
+  installJsonBodyParser(app);
 
   const metrics = createGatewayMetrics(options.metricsRegistry);
   const context: GatewayContext = {
@@ -143,6 +145,7 @@ export async function createGateway(options: GatewayOptions) {
     hub: new TabEventHub(options.bus, app.log, (seconds) => metrics.sealDelay.observe(seconds)),
     contextBuilder: options.contextBuilder ?? createWorkerContextBuilder({ bus: options.bus }),
     streams: new Set(),
+    streamSlots: new StreamSlots(limits),
     mcpSecretScopes: options.mcpSecretScopes ?? process.env,
     unlistedSecretsTenant: options.auth.mode === 'off' ? LOCAL_TENANT_NAME : null,
   };
@@ -208,11 +211,17 @@ export async function createGateway(options: GatewayOptions) {
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
 
+  // With auth off, before anything else reads the request: only loopback Host names, and no
+  // state changes from other sites.
+  if (options.auth.mode === 'off') {
+    await app.register(localOriginGuardPlugin, { corsOrigins: options.cors?.origins ?? [] });
+  }
   // Before authentication: a preflight carries no credentials and is answered on its own.
   if (options.cors && options.cors.origins.length > 0) await app.register(corsPlugin, options.cors);
   // After CORS, so a browser can read the 503; before authentication, which would ask the store.
   await app.register(closingGuardPlugin, { isClosing: () => closing });
   await app.register(errorHandlerPlugin);
+  await app.register(oversizedBodyPlugin);
   await app.register(fastifySwagger, {
     openapi: {
       info: {

@@ -16,7 +16,7 @@ import { createPostgresStore } from '@chunklog/store';
 import pg from 'pg';
 import { Registry } from 'prom-client';
 import { bootstrapApiKeys } from './auth/bootstrap-api-keys';
-import { parseGatewayConfig } from './config/gateway-config';
+import { gatewayLimitsOf, parseGatewayConfig } from './config/gateway-config';
 import { createWorkerContextBuilder } from './context/worker-context-builder';
 import { createGateway } from './create-gateway';
 
@@ -62,7 +62,7 @@ const app = await createGateway({
   auth: { mode: 'keys' },
   logger,
   metricsRegistry,
-  limits: { requestsPerMinute: config.RATE_LIMIT_PER_MINUTE },
+  limits: gatewayLimitsOf(config),
   ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
   // The workers hold the tools and their own MODEL/MAX_TOKENS; these are only the fallback.

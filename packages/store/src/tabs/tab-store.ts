@@ -24,6 +24,8 @@ export interface TabStore {
     tenantId: string,
     options: { limit: number; cursor?: string },
   ): Promise<{ tabs: Tab[]; nextCursor: string | null }>;
+  /** How many tabs the tenant has, counted no further than `upTo` (so a cap costs `upTo` at most). */
+  countTabs(tenantId: string, upTo: number): Promise<number>;
   /** Sets the title; throws NotFoundError when absent or (with tenantId) another tenant's. */
   renameTab(tabId: string, input: { title: string; tenantId?: string }): Promise<Tab>;
   deleteTab(tabId: string, options?: { tenantId?: string }): Promise<void>;
@@ -127,6 +129,17 @@ export function createSqlTabStore(run: RunStatement): TabStore {
         nextCursor:
           rows.length > limit && last !== undefined ? encodeTabCursor(Number(last.position)) : null,
       };
+    },
+
+    async countTabs(tenantId, upTo) {
+      const tenant = parse(TenantIdSchema, tenantId, 'tenant id');
+      const bound = parse(z.number().int().min(0), upTo, 'count bound');
+      const rows = await run<{ count: number | string }>(
+        'count tabs',
+        'SELECT count(*) AS count FROM (SELECT 1 FROM tabs WHERE tenant_id = $1 LIMIT $2) AS t',
+        [tenant, bound],
+      );
+      return Number(rows[0]?.count ?? 0);
     },
 
     async renameTab(tabId, input) {

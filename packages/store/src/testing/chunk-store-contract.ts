@@ -219,6 +219,15 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         );
       });
 
+      it('counts a tenant’s tabs up to a bound', async () => {
+        const tenantId = await newTenant();
+        expect(await store.countTabs(tenantId, 10)).toBe(0);
+        for (let index = 0; index < 3; index += 1) await newTab(tenantId);
+        await newTab(await newTenant());
+        expect(await store.countTabs(tenantId, 10)).toBe(3);
+        expect(await store.countTabs(tenantId, 2)).toBe(2);
+      });
+
       it('deletes a tab with its chunks and inbox', async () => {
         const tab = await newTab();
         await store.append(tab.id, [textChunk(tab.id)]);

@@ -45,6 +45,36 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/**
+ * The caps that keep one key or tenant from exhausting the gateway, read by every process that
+ * runs one (services mode and the all-in-one).
+ */
+export const gatewayLimitsEnv = {
+  /** Requests per API key per minute (stream opens included). */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
+  /** Streams (SSE and WebSocket) open at once per API key. */
+  STREAMS_PER_KEY: z.coerce.number().int().min(1).default(200),
+  /** Streams open at once per tenant, over all its keys and stream tickets. */
+  STREAMS_PER_TENANT: z.coerce.number().int().min(1).default(1_000),
+  /** Tabs a tenant may have. */
+  TABS_PER_TENANT: z.coerce.number().int().min(1).default(100_000),
+};
+
+/** The gateway limits the environment sets (`gatewayLimitsEnv`). */
+export function gatewayLimitsOf(config: {
+  RATE_LIMIT_PER_MINUTE: number;
+  STREAMS_PER_KEY: number;
+  STREAMS_PER_TENANT: number;
+  TABS_PER_TENANT: number;
+}) {
+  return {
+    requestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    streamsPerKey: config.STREAMS_PER_KEY,
+    streamsPerTenant: config.STREAMS_PER_TENANT,
+    tabsPerTenant: config.TABS_PER_TENANT,
+  };
+}
+
 /** The gateway's environment in services mode, parsed once at start-up. */
 export const GatewayConfigSchema = z.object({
   ...databaseEnv,
@@ -59,8 +89,7 @@ export const GatewayConfigSchema = z.object({
   MAX_TOKENS: modelEnv.MAX_TOKENS,
   /** Browser origins allowed to call the API (CORS); unset: no CORS headers. */
   CORS_ORIGINS: CorsOriginsSchema.optional(),
-  /** Requests per API key per minute (stream opens included). */
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(1_200),
+  ...gatewayLimitsEnv,
   ...shutdownEnv,
   ...logEnv,
 });

@@ -6,6 +6,12 @@ export interface GatewayLimits {
   textLength: number;
   /** Requests per key per minute. */
   requestsPerMinute: number;
+  /** Streams (SSE and WebSocket) open at once per API key. */
+  streamsPerKey: number;
+  /** Streams open at once per tenant, over all its keys and stream tickets. */
+  streamsPerTenant: number;
+  /** Tabs a tenant may have; creating one more answers 409 until some are deleted. */
+  tabsPerTenant: number;
   /** Failed authentications per client address per minute before further failures answer 429. */
   failedAuthPerMinute: number;
   /** Live events queued for one stream before it is cut off as too slow. */
@@ -26,6 +32,9 @@ export const defaultGatewayLimits: GatewayLimits = {
   bodyBytes: 1024 * 1024,
   textLength: 100_000,
   requestsPerMinute: 1_200,
+  streamsPerKey: 200,
+  streamsPerTenant: 1_000,
+  tabsPerTenant: 100_000,
   failedAuthPerMinute: 120,
   streamQueueEvents: 2_000,
   streamBufferBytes: 1024 * 1024,

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorResponse } from './api-schemas';
+import { redactedUrl } from './redacted-url';
 
 /** What a 503 asks clients to wait before retrying (`Retry-After`, seconds). */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
@@ -20,6 +21,7 @@ const statusByCode: Record<ChunklogErrorCode, number> = {
 const codeByStatus: Record<number, string> = {
   400: 'invalid_input',
   401: 'unauthorized',
+  403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
@@ -101,7 +103,10 @@ export const errorHandlerPlugin = fastifyPlugin(
       return sendError(reply, failure);
     });
     app.setNotFoundHandler((request, reply) =>
-      sendError(reply, answer(404, 'not_found', `no route ${request.method} ${request.url}`)),
+      sendError(
+        reply,
+        answer(404, 'not_found', `no route ${request.method} ${redactedUrl(request.url)}`),
+      ),
     );
   },
   { name: 'chunklog-error-handler' },

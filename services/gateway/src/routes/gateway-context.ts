@@ -4,6 +4,7 @@ import type { StreamTickets } from '../auth/stream-ticket';
 import type { GatewayLimits } from '../config/gateway-limits';
 import type { ContextBuilder } from '../context/context-builder';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { StreamSlots } from '../streams/stream-slots';
 import type { TabEventHub } from '../streams/tab-event-hub';
 import type { TabStreamRelay } from '../streams/tab-stream-relay';
 
@@ -19,6 +20,8 @@ export interface GatewayContext {
   contextBuilder: ContextBuilder;
   /** Every open stream, for heartbeats and for ending them at shutdown. */
   streams: Set<TabStreamRelay>;
+  /** Open streams per key and per tenant, against their caps. */
+  streamSlots: StreamSlots;
   /** Where MCP secrets' scopes are read (`MCP_SECRET_<NAME>_TENANTS`, `_ORIGINS`). */
   mcpSecretScopes: Readonly<Record<string, string | undefined>>;
   /**

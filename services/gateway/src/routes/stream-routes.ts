@@ -1,5 +1,5 @@
-import { InvalidInputError } from '@chunklog/chunk-core';
-import type { FastifyBaseLogger } from 'fastify';
+import { ChunklogError, InvalidInputError } from '@chunklog/chunk-core';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../auth/auth-plugin';
@@ -14,6 +14,7 @@ import type { StreamTransport } from '../metrics/gateway-metrics';
 import { createSseSink } from '../streams/sse-sink';
 import { StreamEventSchema } from '../streams/stream-event-schema';
 import type { StreamSink } from '../streams/stream-sink';
+import { STREAM_SLOT_RETRY_AFTER_SECONDS } from '../streams/stream-slots';
 import { TabStreamRelay } from '../streams/tab-stream-relay';
 import { createWebSocketSink } from '../streams/web-socket-sink';
 import type { GatewayContext } from './gateway-context';
@@ -37,6 +38,17 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
   { context },
 ) => {
   const { store, tickets, clock, metrics, limits } = context;
+
+  /** A slot under the stream caps, or a 429 with Retry-After before anything is opened. */
+  function takeStreamSlot(request: FastifyRequest, reply: FastifyReply): () => void {
+    if (!request.principal) throw new ChunklogError('unauthorized', 'not authenticated');
+    try {
+      return context.streamSlots.take(request.principal);
+    } catch (error) {
+      reply.header('retry-after', String(STREAM_SLOT_RETRY_AFTER_SECONDS));
+      throw error;
+    }
+  }
 
   function startRelay(input: {
     tabId: string;
@@ -126,6 +138,7 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       const after = header === undefined ? (request.query.after ?? 0) : Number(header);
       if (!Number.isSafeInteger(after)) throw new InvalidInputError('bad resume point');
       checkResumePoint(after, tab.lastSeq);
+      const release = takeStreamSlot(request, reply);
       reply.hijack();
       const response = reply.raw;
       // The stream writes its own head: keep what hooks set on the reply (CORS, rate limits).
@@ -134,7 +147,11 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       }
       // A client that left during the lookup above fired 'close' already, and 'close' never
       // fires twice: a relay started now would hold its subscription until shutdown.
-      if (response.destroyed) return;
+      if (response.destroyed) {
+        release();
+        return;
+      }
+      response.on('close', release);
       const relay = startRelay({
         tabId,
         after,
@@ -170,9 +187,15 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
       },
     },
     // Tenancy is checked before the upgrade, so another tenant's tab is a plain 404.
-    preHandler: async (request) => {
+    preHandler: async (request, reply) => {
       const tab = await store.getTab(request.params.tabId, { tenantId: tenantOf(request) });
       checkResumePoint(request.query.after ?? 0, tab.lastSeq);
+      if (request.headers.upgrade === undefined) return;
+      // Held until the connection closes: the upgrade, the stream and its end all ride on it.
+      const release = takeStreamSlot(request, reply);
+      const socket = request.raw.socket;
+      if (socket.destroyed) release();
+      else socket.once('close', release);
     },
     // A plain GET (no Upgrade header): the route is documented in OpenAPI, and says how to use it.
     handler: async (_request, reply) =>

@@ -1,3 +1,4 @@
+import { ConflictError } from '@chunklog/chunk-core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../auth/auth-plugin';
@@ -31,10 +32,13 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
         operationId: 'createTab',
         summary: 'Create a tab',
         description:
-          "With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another. An MCP server naming a secret the caller's tenant may not use (MCP_SECRET_<NAME>_TENANTS, _ORIGINS) is refused with 400.",
+          "With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another. An MCP server naming a secret the caller's tenant may not use (MCP_SECRET_<NAME>_TENANTS, _ORIGINS) is refused with 400. A tenant at its tab limit (TABS_PER_TENANT) gets 409 until it deletes tabs.",
         headers: IdempotencyHeadersSchema,
         body: CreateTabBodySchema,
-        response: { 201: TabResponseSchema, ...errorResponses(400, 401, 413, 415, 422, 429) },
+        response: {
+          201: TabResponseSchema,
+          ...errorResponses(400, 401, 409, 413, 415, 422, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -57,6 +61,12 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
         success: { status: 201, schema: TabResponseSchema },
       });
       if (idempotent.storedAnswer) return sendReplay(reply, 201, idempotent.storedAnswer);
+      const { tabsPerTenant } = context.limits;
+      if ((await store.countTabs(tenantId, tabsPerTenant)) >= tabsPerTenant) {
+        throw new ConflictError(
+          `the tenant has ${tabsPerTenant} tabs, its limit: delete tabs to create more`,
+        );
+      }
       const tab = await store.createTab({
         tenantId,
         title,
