@@ -254,7 +254,7 @@ describe('the chat', () => {
     expect(await thinking.textContent()).toContain('plan first');
   });
 
-  it('renders Markdown and never runs the HTML in it', async () => {
+  it("renders Markdown and never runs the HTML in it, nor the user's text", async () => {
     const tabId = await createTabInPage(page, 'markdown');
     const hostile =
       "**bold** <img src=x onerror='window.__pwned=1'> <script>window.__pwned=2</script> " +
@@ -263,11 +263,17 @@ describe('the chat', () => {
     await api.idle(tabId, 2);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
     const markdown = page.locator('[data-testid=text]');
-    for (const index of [0, 1]) {
-      const html = await markdown.nth(index).innerHTML();
-      expect(html).toContain('<strong>bold</strong>');
-      expect(html).not.toMatch(/<script|<img|onerror|javascript:/i);
-    }
+    // The user's bubble is the text as typed; the answer is Markdown, its raw HTML shown as text.
+    expect(await markdown.nth(0).textContent()).toContain(hostile);
+    expect(await markdown.nth(0).evaluate((element) => element.children.length)).toBe(0);
+    expect(await markdown.nth(1).innerHTML()).toContain('<strong>bold</strong>');
+    const markup = await markdown
+      .nth(1)
+      .evaluate((element) =>
+        [...element.querySelectorAll('*')].map((child) => child.outerHTML.split('>')[0]),
+      );
+    expect(markup.join(' ')).not.toMatch(/<script|<img|onerror|javascript:/i);
+    expect(await markdown.nth(1).textContent()).toContain('<script>window.__pwned=2</script>');
     for (const link of await markdown.locator('a').all()) await link.click({ force: true });
     await sleep(300);
     expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();

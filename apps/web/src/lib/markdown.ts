@@ -1,21 +1,9 @@
 import DOMPurify from 'dompurify';
-import { Marked } from 'marked';
+import { Marked, type Tokens } from 'marked';
 import { plainTextHtml } from './plain-text-html';
 
-const marked = new Marked({
-  gfm: true,
-  breaks: true,
-  async: false,
-  // An image in chunk text would be fetched from wherever it points (a tracking pixel, a
-  // request to a local service): it is shown as a link the user may choose to open.
-  renderer: {
-    image({ href, text }) {
-      return `<a href="${escapeAttribute(href)}">${escapeText(text || 'image')}</a>`;
-    },
-  },
-});
-
-function escapeText(text: string): string {
+/** `text` as HTML that shows it as it is: every `<`, `>` and `&` a character, never markup. */
+export function escapeText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -23,13 +11,81 @@ function escapeAttribute(text: string): string {
   return escapeText(text).replace(/"/g, '&quot;');
 }
 
-// Links open outside the app, never with the opener's window.
+const marked = new Marked({
+  gfm: true,
+  breaks: true,
+  async: false,
+  renderer: {
+    // Raw HTML in the Markdown source is shown as the text it is: `Wrap it in a <section>`
+    // keeps its `<section>`, and no tag of it reaches the page.
+    html({ text, block }: Tokens.HTML | Tokens.Tag) {
+      if (!block) return escapeText(text);
+      return `<p>${escapeText(text.replace(/\n+$/, '')).replaceAll('\n', '<br>')}</p>\n`;
+    },
+    // An image in chunk text would be fetched from wherever it points (a tracking pixel, a
+    // request to a local service): it is shown as a link the user may choose to open.
+    image({ href, text }) {
+      return `<a href="${escapeAttribute(href)}">${escapeText(text || 'image')}</a>`;
+    },
+  },
+  walkTokens(token) {
+    // After an inline `<pre>`, `<code>`, `<kbd>` or `<script>` tag the parser hands its text
+    // out unescaped, as the raw HTML it would be; here that tag is text, and so is what follows.
+    if (token.type === 'text' && 'escaped' in token && token.escaped) token.escaped = false;
+  },
+});
+
+/**
+ * What Markdown makes, and nothing else: no media, frames, forms or styles, and no attribute
+ * that makes the browser fetch a URL (`src`, `srcset`, `poster`, `background`, SVG `href`...).
+ */
+const ALLOWED_TAGS = [
+  ...['p', 'br', 'hr', 'blockquote', 'pre', 'code', 'em', 'strong', 'del', 's', 'a'],
+  ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'input'],
+  ...['table', 'thead', 'tbody', 'tr', 'th', 'td'],
+];
+/** Each is checked again per element below: `href` on links, `class` on code, the rest inert. */
+const ALLOWED_ATTR = ['href', 'title', 'start', 'align', 'class', 'type', 'checked', 'disabled'];
+/** The schemes a link may open; anything else (relative, `javascript:`, `data:`) loses its href. */
+const LINK_SCHEMES = new Set(['http:', 'https:', 'mailto:']);
+
+function safeLink(href: string): boolean {
+  try {
+    return LINK_SCHEMES.has(new URL(href).protocol);
+  } catch {
+    return false;
+  }
+}
+
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A') {
+    const href = node.getAttribute('href');
+    if (href !== null && !safeLink(href)) node.removeAttribute('href');
+    // Links open outside the app, never with the opener's window or the app's address.
     node.setAttribute('target', '_blank');
-    node.setAttribute('rel', 'noopener noreferrer');
+    node.setAttribute('rel', 'noopener noreferrer nofollow');
+  } else {
+    node.removeAttribute('href');
+  }
+  if (node.tagName === 'INPUT') {
+    // A task list item's box, which shows and does nothing.
+    node.setAttribute('type', 'checkbox');
+    node.setAttribute('disabled', '');
+  } else {
+    for (const name of ['type', 'checked', 'disabled']) node.removeAttribute(name);
+  }
+  const className = node.getAttribute('class');
+  if (className !== null && !(node.tagName === 'CODE' && /^language-[\w#+.-]+$/.test(className))) {
+    node.removeAttribute('class');
   }
 });
+
+const SANITIZE = {
+  ALLOWED_TAGS,
+  ALLOWED_ATTR,
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+};
 
 /**
  * Sealed texts render again whenever the window changes (a delta, a page): their HTML is kept,
@@ -42,9 +98,19 @@ const CACHE_CHARS = 2_000_000;
 let cachedChars = 0;
 
 /**
- * Chunk text is untrusted (a model, a tool, another user wrote it): Markdown becomes HTML, and
- * that HTML is sanitized before it reaches the page, so `<script>`, event handlers and
- * `javascript:` links in it are dropped rather than run.
+ * The HTML of a sealed text chunk: the user's own words exactly as typed (as text; the element
+ * showing them keeps their whitespace), everyone else's as Markdown (`renderMarkdown`).
+ */
+export function renderText(text: string, options: { role: string; sealed: boolean }): string {
+  if (options.role === 'user') return escapeText(text);
+  return renderMarkdown(text, options);
+}
+
+/**
+ * Chunk text is untrusted (a model, a tool, another user wrote it): Markdown becomes HTML, with
+ * any raw HTML in it shown as text, and that HTML is sanitized against an allowlist of what
+ * Markdown makes before it reaches the page (defense in depth: a tag in the source never gets
+ * there as a tag).
  */
 export function renderMarkdown(text: string, options: { sealed: boolean }): string {
   const plain = plainTextHtml(text);
@@ -56,10 +122,7 @@ export function renderMarkdown(text: string, options: { sealed: boolean }): stri
     cache.set(text, cached);
     return cached;
   }
-  const html = DOMPurify.sanitize(marked.parse(text) as string, {
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'img'],
-    FORBID_ATTR: ['style'],
-  });
+  const html = DOMPurify.sanitize(marked.parse(text) as string, SANITIZE);
   if (options.sealed) {
     cache.set(text, html);
     cachedChars += text.length + html.length;
