@@ -30,6 +30,7 @@ import { openApiRegistry } from './http/openapi-registry';
 import { oversizedBodyPlugin } from './http/oversized-body';
 import { requestLogFields } from './http/redacted-url';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
+import { docsContentSecurityPolicy, securityHeadersPlugin } from './http/security-headers';
 import { tracingPlugin } from './http/tracing-plugin';
 import { withoutUnusedInputComponents } from './http/unused-components';
 import { webAppPlugin } from './http/web-app-plugin';
@@ -211,6 +212,8 @@ export async function createGateway(options: GatewayOptions) {
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
 
+  // First, so every response has them, whichever hook answers it.
+  await app.register(securityHeadersPlugin, { docsPrefix: '/docs' });
   // With auth off, before anything else reads the request: only loopback Host names, and no
   // state changes from other sites.
   if (options.auth.mode === 'off') {
@@ -250,7 +253,10 @@ export async function createGateway(options: GatewayOptions) {
         createJsonSchemaTransformObject({ schemaRegistry: openApiRegistry })(document),
       ),
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: docsContentSecurityPolicy,
+  });
   await app.register(authPlugin, {
     store: options.store,
     tickets: context.tickets,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { errorHandlerPlugin } from './error-handler';
+import { webAppContentSecurityPolicy } from './security-headers';
 import { webAppPlugin } from './web-app-plugin';
 
 const dirs: string[] = [];
@@ -61,6 +62,42 @@ describe('the web app plugin', () => {
     const response = await app.inject({ url: '/' });
     expect(response.statusCode).toBe(200);
     expect(response.body).toContain('npm run build -w @chunklog/web');
+    expectAppHeaders(response.headers);
+    await app.close();
+  });
+
+  it("sends the app's Content-Security-Policy and security headers with the page and every asset", async () => {
+    const app = await serve({
+      'index.html': '<!doctype html><title>chunklog</title>',
+      'assets/index-abc123.js': 'console.log(1)',
+      'assets/index-abc123.css': 'body{}',
+    });
+    for (const url of ['/', '/assets/index-abc123.js', '/assets/index-abc123.css']) {
+      expectAppHeaders((await app.inject({ url })).headers);
+    }
     await app.close();
   });
 });
+
+/** The headers of the app's files: its strict policy, no sniffing, framing or referrer. */
+function expectAppHeaders(headers: Record<string, unknown>): void {
+  expect(headers['content-security-policy']).toBe(webAppContentSecurityPolicy);
+  const policy = new Map(
+    webAppContentSecurityPolicy.split('; ').map((directive) => {
+      const [name, ...values] = directive.split(' ');
+      return [name, values] as const;
+    }),
+  );
+  expect(policy.get('default-src')).toEqual(["'self'"]);
+  expect(policy.get('script-src')).toEqual(["'self'"]);
+  expect(policy.get('style-src')).toEqual(["'self'"]);
+  expect(policy.get('img-src')).toEqual(["'self'", 'data:', 'blob:']);
+  expect(policy.get('connect-src')).toEqual(["'self'"]);
+  expect(policy.get('object-src')).toEqual(["'none'"]);
+  expect(policy.get('base-uri')).toEqual(["'none'"]);
+  expect(policy.get('form-action')).toEqual(["'self'"]);
+  expect(policy.get('frame-ancestors')).toEqual(["'none'"]);
+  expect(headers['x-content-type-options']).toBe('nosniff');
+  expect(headers['x-frame-options']).toBe('DENY');
+  expect(headers['referrer-policy']).toBe('no-referrer');
+}

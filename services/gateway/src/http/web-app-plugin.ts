@@ -3,6 +3,7 @@ import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findAncestorWith } from '@chunklog/runtime';
 import type { FastifyInstance } from 'fastify';
+import { securityHeaders, webAppContentSecurityPolicy } from './security-headers';
 
 /**
  * Where `npm run build -w @chunklog/web` puts the chat app (the root `start` scripts run it),
@@ -44,7 +45,9 @@ function filesUnder(dir: string): string[] {
  * into memory once at start (a Vite build is a few hundred KB). Only those exact paths are
  * routes, so every other URL, /v1 ones included, still gets the API's JSON 404; the routes are
  * public (the app itself asks for a key when the API wants one) and left out of the OpenAPI
- * document.
+ * document. Every file goes out with the app's Content-Security-Policy and the gateway's other
+ * security headers (`security-headers.ts`): the page renders untrusted text and keeps an API
+ * key in `localStorage`.
  */
 export async function webAppPlugin(
   app: FastifyInstance,
@@ -53,10 +56,14 @@ export async function webAppPlugin(
   const dir = options.dir ?? defaultWebAppDir;
   const config = { auth: 'public' as const, rateLimit: false as const };
   const schema = { hide: true };
+  const headers = { ...securityHeaders, 'content-security-policy': webAppContentSecurityPolicy };
   if (!existsSync(join(dir, 'index.html'))) {
     app.log.warn({ dir }, 'web app not built: / serves a note instead');
     app.get('/', { config, schema }, (_request, reply) =>
-      reply.type(contentTypes['.html'] ?? 'text/html').send(notBuilt),
+      reply
+        .headers(headers)
+        .type(contentTypes['.html'] ?? 'text/html')
+        .send(notBuilt),
     );
     return;
   }
@@ -68,7 +75,7 @@ export async function webAppPlugin(
     const cache = path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache';
     const route = path === '/index.html' ? '/' : path;
     app.get(route, { config, schema }, (_request, reply) =>
-      reply.type(type).header('cache-control', cache).send(body),
+      reply.headers(headers).type(type).header('cache-control', cache).send(body),
     );
   }
 }
