@@ -10,6 +10,7 @@
  * `oldestLoadedSeq()` neither skips nor repeats a chunk.
  */
 import { assertNever } from './errors/assert-never';
+import { placeDelta } from './exactly-once';
 import type { Chunk, ChunkPage, ChunkRole, ChunkType } from './schemas/chunk';
 import type { LiveEvent } from './schemas/events';
 
@@ -157,12 +158,10 @@ export class ChunkWindow {
         const { offset, text } = event.data;
         // Offsets make deltas idempotent: a resent delta (resume sends the whole text at 0)
         // only adds what lies beyond the text held. A gap cannot be filled: the seal will be.
-        if (offset > open.text.length || offset + text.length <= open.text.length) return;
+        const placement = placeDelta(open.text.length, offset, text);
+        if (placement.kind !== 'fresh') return;
         // Replaced, not mutated: views holding the previous object see a change by reference.
-        this.openChunks.set(open.id, {
-          ...open,
-          text: open.text + text.slice(open.text.length - offset),
-        });
+        this.openChunks.set(open.id, { ...open, text: open.text + placement.text });
         break;
       }
       case 'chunk-seal':

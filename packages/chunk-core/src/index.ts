@@ -34,6 +34,7 @@ export {
   InvalidInputError,
   NotFoundError,
 } from './errors/errors';
+export { type DeltaPlacement, placeDelta, placeSeal, type SealPlacement } from './exactly-once';
 export {
   initialStreamState,
   interruptedBlock,

@@ -1,4 +1,10 @@
-import type { LiveEvent, StreamEndEvent, StreamLiveEvent } from '@chunklog/chunk-core';
+import {
+  type LiveEvent,
+  placeDelta,
+  placeSeal,
+  type StreamEndEvent,
+  type StreamLiveEvent,
+} from '@chunklog/chunk-core';
 
 /** Every event a tab stream yields: the live events and the gateway's own two. */
 export type StreamEvent =
@@ -32,10 +38,11 @@ export class ResumeFilter {
     switch (event.event) {
       case 'chunk-seal': {
         const { seq, id } = event.data.chunk;
-        if (seq <= this.lastSeq) return null;
+        const placement = placeSeal(this.lastSeq, seq);
+        if (placement === 'duplicate') return null;
         // The catch-up is read from the store, which holds every seq there is (a cleared tab
         // starts above 1); a live seal beyond the next seq means seals were missed.
-        if (this.live && seq !== this.lastSeq + 1) return 'gap';
+        if (this.live && placement === 'gap') return 'gap';
         this.lastSeq = seq;
         this.openBlocks.delete(id);
         return event;
@@ -51,15 +58,14 @@ export class ResumeFilter {
         const { id, offset, text } = event.data;
         const block = this.openBlocks.get(id);
         if (block === undefined) return null;
-        if (offset > block.length) return 'gap';
-        const end = offset + text.length;
-        if (end <= block.length) return null;
-        const delivered = block.length;
-        block.length = end;
-        if (offset === delivered) return event;
+        const placement = placeDelta(block.length, offset, text);
+        if (placement.kind === 'gap') return 'gap';
+        if (placement.kind === 'duplicate') return null;
+        block.length = offset + text.length;
+        if (placement.whole) return event;
         return {
           event: 'chunk-delta',
-          data: { ...event.data, offset: delivered, text: text.slice(delivered - offset) },
+          data: { ...event.data, offset: placement.offset, text: placement.text },
         };
       }
       case 'turn-done':

@@ -5,6 +5,8 @@ import {
   NotFoundError,
   type OpenBlockSnapshot,
   OpenBlockSnapshotSchema,
+  placeDelta,
+  placeSeal,
   snapshotSubject,
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
@@ -176,8 +178,9 @@ export class TabStreamRelay {
     switch (live.event) {
       case 'chunk-seal': {
         const seq = live.data.chunk.seq;
-        if (seq <= this.lastSeq) return undefined;
-        if (seq > this.lastSeq + 1) {
+        const placement = placeSeal(this.lastSeq, seq);
+        if (placement === 'duplicate') return undefined;
+        if (placement === 'gap') {
           return this.catchUp(seq - 1).then(() => this.sendSeal(live.data.chunk, event));
         }
         this.sendSeal(live.data.chunk, event);
@@ -193,7 +196,7 @@ export class TabStreamRelay {
         const { id, offset, text } = live.data;
         if (this.sealedIds.has(id) || this.unplaceableIds.has(id)) return undefined;
         const open = this.openBlocks.get(id);
-        if (!open || offset > open.sentLength) {
+        if (!open || placeDelta(open.sentLength, offset, text).kind === 'gap') {
           // A delta we cannot place (its open or an earlier delta never reached us): the
           // worker's snapshot has the characters in between.
           return this.resync(id).then(() => this.sendDelta(id, offset, text, event));
@@ -214,21 +217,19 @@ export class TabStreamRelay {
 
   private sendDelta(id: string, offset: number, text: string, event: HubEvent): void {
     const open = this.openBlocks.get(id);
-    if (this.ended || !open || offset > open.sentLength) return;
-    const end = offset + text.length;
-    if (end <= open.sentLength) return;
-    const unchanged = offset === open.sentLength;
-    const fresh = unchanged ? text : text.slice(open.sentLength - offset);
+    if (this.ended || !open) return;
+    const placement = placeDelta(open.sentLength, offset, text);
+    if (placement.kind !== 'fresh') return;
     this.send({
       event: 'chunk-delta',
-      data: { tabId: this.options.tabId, id, offset: open.sentLength, text: fresh },
-      sharedDataJson: unchanged ? event.dataJson : undefined,
+      data: { tabId: this.options.tabId, id, offset: placement.offset, text: placement.text },
+      sharedDataJson: placement.whole ? event.dataJson : undefined,
     });
-    open.sentLength = end;
+    open.sentLength = offset + text.length;
   }
 
   private sendSeal(chunk: Chunk, event: HubEvent | null): void {
-    if (this.ended || chunk.seq <= this.lastSeq) return;
+    if (this.ended || placeSeal(this.lastSeq, chunk.seq) === 'duplicate') return;
     this.send({
       event: 'chunk-seal',
       data: { tabId: this.options.tabId, chunk },
