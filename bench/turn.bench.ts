@@ -16,6 +16,8 @@
  * system prompt large enough to be cacheable.
  */
 import { randomUUID } from 'node:crypto';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import Anthropic from '@anthropic-ai/sdk';
 import {
   buildStepRequest,
@@ -74,7 +76,9 @@ function cacheReadShare(usages: readonly UsageLike[]): number {
 }
 
 /** A throwaway Postgres database and its store, an in-process bus and a simulator. */
-async function benchBackend(options: { contextWindowTokens?: number } = {}) {
+async function benchBackend(
+  options: { contextWindowTokens?: number; clock?: { now(): number } } = {},
+) {
   const postgresUrl = await testPostgresUrl();
   if (!postgresUrl) throw new Error('turn.bench needs the local Postgres (127.0.0.1:5432)');
   const database = await createTestDatabase(postgresUrl);
@@ -211,20 +215,37 @@ async function naiveTurn(log: readonly Chunk[], tools: Anthropic.Tool[]): Promis
   }
 }
 
+/** Epoch milliseconds with `performance.now()`'s resolution. */
+function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** A full garbage collection, through V8's `gc` made available at run time. */
+function garbageCollector(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
 /** How many chunks the deep tab holds below its latest compaction. */
 const deepChunks = 1_000_000;
 
 /**
  * Turn start-up and worker memory by tab depth: a tab of `deepChunks` chunks summarized by a
  * compaction near its end against a tab of 10 chunks, same run, same worker (in-process).
- * - turn.start_ms.deep_over_shallow: message enqueued → first model request at the simulator.
- * - worker.rss_mb.deep_tab / shallow_tab: this process's RSS when that request arrives.
+ * - turn.start_ms.deep_over_shallow: message enqueued → first model request at the simulator,
+ *   both read from `performance.now()` (the simulator's clock is made of it), to a fraction of
+ *   a millisecond.
+ * - worker.heap_growth_mb.deep_tab / shallow_tab: how much the heap grew from the enqueue
+ *   (after a full collection) to that request: what the worker holds for the tab's turn. Read
+ *   per turn, not as the process's size, so a worker that loaded the whole deep tab would show
+ *   it in the deep figure alone.
  * The deep tab is seeded with one INSERT … generate_series, then the compaction and its tail
  * through the store.
  */
 async function depthStartup(): Promise<Record<string, number>> {
-  const backend = await benchBackend();
+  const backend = await benchBackend({ clock: { now: preciseNow } });
   const { database, store, bus, simulator } = backend;
+  const collectGarbage = garbageCollector();
   const anthropic = new Anthropic({ apiKey: 'bench', baseURL: simulator.url, maxRetries: 0 });
   const worker = benchWorker(backend, {
     workerId: 'bench-depth-worker',
@@ -286,7 +307,7 @@ async function depthStartup(): Promise<Record<string, number>> {
     const deep = await seed(deepChunks, true);
     await worker.start();
 
-    /** Enqueues a message; resolves with ms to the first model request and the RSS then. */
+    /** Enqueues a message; resolves with ms to the first model request and the heap grown by then. */
     const startup = async (tabId: string, text: string) => {
       const marker = randomUUID();
       const finished = new Promise<void>((resolve) => {
@@ -295,7 +316,10 @@ async function depthStartup(): Promise<Record<string, number>> {
         });
       });
       const chunkId = randomUUID();
+      collectGarbage();
+      const heapBefore = process.memoryUsage().heapUsed;
       const acceptedAt = Date.now();
+      const enqueuedAt = preciseNow();
       await bus.enqueue(
         INTAKE_QUEUE,
         {
@@ -307,23 +331,22 @@ async function depthStartup(): Promise<Record<string, number>> {
         } satisfies MessageCommand,
         { msgId: chunkId },
       );
-      let rss = 0;
       for (;;) {
         const request = simulator.requests.find((candidate) =>
           JSON.stringify(candidate.body).includes(marker),
         );
         if (request !== undefined) {
-          rss = process.memoryUsage().rss / 2 ** 20;
+          const heapGrowth = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
           await finished;
-          return { ms: request.receivedAt - acceptedAt, rss };
+          return { ms: request.receivedAt - enqueuedAt, heapGrowth };
         }
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
     };
     // Warm up (connections, code paths), then alternate and take medians.
     await startup(shallow, 'Warm up.');
-    const shallowRuns: { ms: number; rss: number }[] = [];
-    const deepRuns: { ms: number; rss: number }[] = [];
+    const shallowRuns: { ms: number; heapGrowth: number }[] = [];
+    const deepRuns: { ms: number; heapGrowth: number }[] = [];
     for (let round = 0; round < 5; round += 1) {
       shallowRuns.push(await startup(shallow, `Round ${round}.`));
       deepRuns.push(await startup(deep, `Round ${round}.`));
@@ -334,9 +357,9 @@ async function depthStartup(): Promise<Record<string, number>> {
     return {
       'turn.start_ms.shallow_tab': shallowMs,
       'turn.start_ms.deep_tab': deepMs,
-      'turn.start_ms.deep_over_shallow': deepMs / Math.max(shallowMs, 1),
-      'worker.rss_mb.shallow_tab': median(shallowRuns.map((run) => run.rss)),
-      'worker.rss_mb.deep_tab': median(deepRuns.map((run) => run.rss)),
+      'turn.start_ms.deep_over_shallow': deepMs / shallowMs,
+      'worker.heap_growth_mb.shallow_tab': median(shallowRuns.map((run) => run.heapGrowth)),
+      'worker.heap_growth_mb.deep_tab': median(deepRuns.map((run) => run.heapGrowth)),
     };
   } finally {
     await worker.stop();
