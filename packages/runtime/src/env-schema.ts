@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LogLevelSchema } from './log-level';
+import { allowlistEntryProblem, splitAllowlist } from './outbound/outbound-address';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './run-until-signal';
 
 /** A TCP port; 0 asks the system for a free one. */
@@ -71,8 +72,45 @@ export const shutdownEnv = {
 const durationMs = (min: number, max: number, defaultMs: number) =>
   z.coerce.number().int().min(min).max(max).default(defaultMs);
 
+/**
+ * A comma-separated allowlist of hosts and networks (outbound/outbound-address.ts): host names,
+ * `*.domain`, addresses and CIDRs, each checked at start-up; the value is the list of entries.
+ */
+function allowlistSchema(options: { any: boolean }) {
+  return z.string().transform((text, context) => {
+    const entries = splitAllowlist(text);
+    for (const entry of entries) {
+      const problem =
+        entry === '*' && !options.any
+          ? '"*" is not allowed here: list the networks to open (0.0.0.0/0,::/0 opens every address)'
+          : allowlistEntryProblem(entry);
+      if (problem !== null) context.addIssue({ code: 'custom', input: text, message: problem });
+    }
+    return entries;
+  });
+}
+
+/**
+ * Where a tenant may have the worker send requests beyond the public internet. Read by the
+ * worker, which checks every address it connects to, and by the gateway, which refuses at once
+ * what is plainly refused (an address in a URL).
+ */
+export const outboundEnv = {
+  /**
+   * Webhook endpoints allowed though not public: host names, `*.domain`, addresses, CIDRs
+   * (`10.0.0.0/8`). Default none: only public addresses.
+   */
+  WEBHOOK_ALLOWED_HOSTS: allowlistSchema({ any: false }).default([]),
+  /**
+   * Hosts a tab's MCP servers may be on (`*`: any, `*.example.com`, a host, an address, a CIDR);
+   * a host listed by name or network may be private, `*` opens public addresses only.
+   */
+  MCP_TAB_HOSTS: allowlistSchema({ any: true }).default(['*']),
+};
+
 /** How the webhook dispatcher retries (docs/architecture.md, "Webhooks"). */
 export const webhookEnv = {
+  WEBHOOK_ALLOWED_HOSTS: outboundEnv.WEBHOOK_ALLOWED_HOSTS,
   /** How long one delivery attempt may take before it counts as failed. */
   WEBHOOK_ATTEMPT_TIMEOUT_MS: durationMs(100, 300_000, 10_000),
   /** The first retry's delay; each next one doubles, up to WEBHOOK_RETRY_MAX_MS, with jitter. */

@@ -9,6 +9,7 @@ export {
   logEnv,
   modelEnv,
   natsEnv,
+  outboundEnv,
   shutdownEnv,
   webhookEnv,
 } from './env-schema';

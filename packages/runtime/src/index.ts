@@ -7,6 +7,7 @@ export {
   logEnv,
   modelEnv,
   natsEnv,
+  outboundEnv,
   parseEnv,
   shutdownEnv,
   webhookEnv,

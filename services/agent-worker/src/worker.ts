@@ -11,6 +11,7 @@ import { createIntake } from './intake/intake';
 import { MessagesBeingStored } from './intake/messages-being-stored';
 import { createMcpToolbox, type McpOptions } from './mcp/mcp-toolbox';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics/worker-metrics';
+import type { ResolveHost } from './outbound/guarded-agent';
 import { maxChunkBytes } from './request/max-chunk-bytes';
 import { serveRequestOptions } from './request/serve-request-options';
 import {
@@ -68,6 +69,11 @@ export interface WorkerDependencies {
   metrics?: WorkerMetrics;
   /** How the webhook outbox is dispatched (default: the WEBHOOK_* defaults); false: not here. */
   webhooks?: WebhookDispatchOptions | false;
+  /**
+   * How the host names of webhook endpoints and tabs' MCP servers are resolved before their
+   * addresses are checked (default: the system's resolver); tests point names where they please.
+   */
+  resolveHost?: ResolveHost;
 }
 
 export interface Worker {
@@ -120,6 +126,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
   const registry = createToolRegistry(deps.tools ?? builtinTools());
   const mcp = createMcpToolbox({
     ...deps.mcp,
+    ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}),
     logger: logger.child({ component: 'mcp' }),
     ...(deps.clock ? { now: () => deps.clock!.now() } : {}),
   });
@@ -159,6 +166,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
           logger: logger.child({ component: 'webhooks' }),
           options: deps.webhooks ?? defaultWebhookDispatchOptions,
           metrics,
+          ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}),
         });
   const holder = createTabHolder({
     store,

@@ -56,6 +56,21 @@ export function pgliteTemplatesFolder(config: AllInOneConfig): string | null {
   );
 }
 
+/** Loopback, as MCP_TAB_HOSTS entries. */
+const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1'];
+
+/**
+ * The hosts a tab's MCP servers may be on: MCP_TAB_HOSTS, and with auth off loopback too. Such a
+ * process serves one user on this machine, who can reach its loopback anyway (a local MCP server
+ * while developing one); the other private networks stay closed unless listed. With API keys, a
+ * tenant's tab reaches loopback only if MCP_TAB_HOSTS names it.
+ */
+export function mcpTabHostsOf(config: AllInOneConfig): string[] {
+  return config.API_KEYS
+    ? [...config.MCP_TAB_HOSTS]
+    : [...config.MCP_TAB_HOSTS, ...LOOPBACK_NETWORKS];
+}
+
 /** Throws when the config serves beyond this machine without API keys. */
 export function refuseOpenWithoutAuth(config: AllInOneConfig): void {
   if (!config.API_KEYS && !isLoopbackHost(config.HOST)) {

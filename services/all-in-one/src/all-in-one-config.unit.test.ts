@@ -1,7 +1,12 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, parseAllInOneConfig, pgliteTemplatesFolder } from './all-in-one-config';
+import {
+  isLoopbackHost,
+  mcpTabHostsOf,
+  parseAllInOneConfig,
+  pgliteTemplatesFolder,
+} from './all-in-one-config';
 
 describe('parseAllInOneConfig', () => {
   it('starts on defaults with no configuration', () => {
@@ -33,6 +38,18 @@ describe('parseAllInOneConfig', () => {
     expect(() => parseAllInOneConfig({ PORT: 'many', MAX_STEPS: '0' })).toThrow(
       /PORT[\s\S]*MAX_STEPS|MAX_STEPS[\s\S]*PORT/,
     );
+  });
+});
+
+describe('mcpTabHostsOf', () => {
+  it("opens loopback to tabs' MCP servers with auth off only", () => {
+    expect(mcpTabHostsOf(parseAllInOneConfig({}))).toEqual(['*', '127.0.0.0/8', '::1']);
+    expect(mcpTabHostsOf(parseAllInOneConfig({ MCP_TAB_HOSTS: 'mcp.example.com' }))).toEqual([
+      'mcp.example.com',
+      '127.0.0.0/8',
+      '::1',
+    ]);
+    expect(mcpTabHostsOf(parseAllInOneConfig({ API_KEYS: 'me:secret' }))).toEqual(['*']);
   });
 });
 

@@ -16,6 +16,8 @@ const config = parseAllInOneConfig({
   PORT: '0',
   LOG_LEVEL: 'silent',
   MODEL: 'claude-haiku-4-5',
+  // The webhook receiver below listens on loopback, which only an allowlist opens.
+  WEBHOOK_ALLOWED_HOSTS: '127.0.0.1/32',
 });
 let running: AllInOne | null = null;
 

@@ -8,7 +8,7 @@ import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { gatewayLimitsOf } from '@chunklog/gateway/config';
 import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
 import type { Logger } from 'pino';
-import type { AllInOneConfig } from './all-in-one-config';
+import { type AllInOneConfig, mcpTabHostsOf } from './all-in-one-config';
 import { type AllInOneDatabase, openAllInOneDatabase } from './open-database';
 import type { StartTimeline } from './start-timeline';
 
@@ -44,6 +44,7 @@ export async function startAllInOne(
 ): Promise<AllInOne> {
   const logger = dependencies.logger ?? createLogger({ level: config.LOG_LEVEL });
   const authOff = !config.API_KEYS;
+  const mcpTabHosts = mcpTabHostsOf(config);
   const opened = dependencies.database ?? openAllInOneDatabase(config, logger);
   const { store } = opened;
   // One registry for the worker, the store and the gateway: its /metrics then shows the worker's
@@ -100,7 +101,7 @@ export async function startAllInOne(
       model: config.MODEL,
       mcp: {
         servers: config.MCP_SERVERS ?? [],
-        tabHosts: config.MCP_TAB_HOSTS,
+        tabHosts: mcpTabHosts,
         // Only without auth: under API_KEYS a secret without a tenant list is for no tenant,
         // even one named local.
         unlistedSecretsTenant: authOff ? LOCAL_TENANT_NAME : null,

@@ -4,6 +4,7 @@ import {
   logEnv,
   modelEnv,
   natsEnv,
+  outboundEnv,
   parseEnv,
   shutdownEnv,
   webhookEnv,
@@ -28,16 +29,11 @@ export const mcpEnv = {
     })
     .pipe(DeploymentMcpServersSchema)
     .optional(),
-  /** Hosts a tab's MCP servers may be on, comma-separated (`*`, `*.example.com`, a host). */
-  MCP_TAB_HOSTS: z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((host) => host.trim())
-        .filter(Boolean),
-    )
-    .default(['*']),
+  /**
+   * Hosts a tab's MCP servers may be on, comma-separated (`*`, `*.example.com`, a host, an
+   * address, a CIDR); only those named may be at private addresses.
+   */
+  MCP_TAB_HOSTS: outboundEnv.MCP_TAB_HOSTS,
 };
 
 /** The worker's environment, parsed once at start-up. */

@@ -138,6 +138,7 @@ describe('parseWorkerConfig', () => {
       backoff: { baseMs: 5_000, maxMs: 3_600_000 },
       maxAgeMs: 86_400_000,
       retentionMs: 604_800_000,
+      allowedHosts: [],
     });
     const configured = parseWorkerConfig({
       ...base,
@@ -147,6 +148,7 @@ describe('parseWorkerConfig', () => {
       WEBHOOK_MAX_AGE_MS: '3600000',
       WEBHOOK_POLL_MS: '250',
       WEBHOOK_RETENTION_MS: '86400000',
+      WEBHOOK_ALLOWED_HOSTS: 'hooks.internal, 10.0.0.0/8',
     });
     expect(webhookDispatchOptions(configured)).toEqual({
       pollMs: 250,
@@ -154,9 +156,13 @@ describe('parseWorkerConfig', () => {
       backoff: { baseMs: 100, maxMs: 60_000 },
       maxAgeMs: 3_600_000,
       retentionMs: 86_400_000,
+      allowedHosts: ['hooks.internal', '10.0.0.0/8'],
     });
     expect(() => parseWorkerConfig({ ...base, WEBHOOK_MAX_AGE_MS: 'a day' })).toThrow(
       /WEBHOOK_MAX_AGE_MS/,
+    );
+    expect(() => parseWorkerConfig({ ...base, WEBHOOK_ALLOWED_HOSTS: '10.0.0.0/33' })).toThrow(
+      /WEBHOOK_ALLOWED_HOSTS/,
     );
   });
 });

@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import {
   createToolRegistry,
@@ -42,6 +43,11 @@ export interface McpConnectionOptions {
   /** Bounds connecting and each `tools/list` page. */
   listTimeoutMs: number;
   now: () => number;
+  /**
+   * What an HTTP server's requests go through: for a tab's servers, the guarded agent that
+   * connects to allowed addresses only; absent (the deployment's servers), fetch's own.
+   */
+  dispatcher?: () => Promise<Dispatcher>;
 }
 
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
@@ -120,12 +126,13 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     if (server.transport === 'http') {
       return new sdk.StreamableHTTPClientTransport(new URL(server.url), {
         // Secrets are read at each request, never kept in the transport's options.
-        fetch: (url, init) => {
+        fetch: async (url, init) => {
           const headers = new Headers(init?.headers);
           for (const [key, value] of Object.entries(resolveSecrets(server.headers, environment))) {
             headers.set(key, value);
           }
-          return fetch(url, { ...init, headers });
+          const through = options.dispatcher ? { dispatcher: await options.dispatcher() } : {};
+          return fetch(url, { ...init, headers, ...through } as RequestInit);
         },
         // A lost stream fails the calls on it (the client.onerror in open), never resumed.
         reconnectionOptions: {

@@ -4,11 +4,20 @@ import {
   serverSecretRefusals,
   type TabConfig,
 } from '@chunklog/chunk-core';
+import {
+  isRefusedHost,
+  namesHost,
+  parseOutboundAllowlist,
+} from '@chunklog/runtime/outbound-address';
 import type { Logger } from 'pino';
+import { guardedDispatcher, type ResolveHost } from '../outbound/guarded-agent';
 import type { ToolSet } from '../tools/tool-registry';
-import { isAllowedHost } from './allowed-host';
 import { createMcpConnection, type McpConnection, type SecretEnvironment } from './mcp-connection';
 import { refusedMcpServer } from './refused-mcp-server';
+
+/** Why a tab's server at a refused address (one in its URL) is not used. */
+const ADDRESS_REFUSAL =
+  'its address is not allowed: not a public address (MCP_TAB_HOSTS can name it)';
 
 /** Where a worker's MCP tools come from: the deployment's servers and each tab's. */
 export interface McpOptions {
@@ -24,8 +33,10 @@ export interface McpOptions {
   /** A tab's server unused this long is disconnected (default 5 min). */
   idleMs?: number;
   /**
-   * Hosts a tab's servers may be on (MCP_TAB_HOSTS; see isAllowedHost). Default `*`: any, which
-   * lets a tab have the worker send requests to any address it can reach.
+   * Hosts a tab's servers may be on (MCP_TAB_HOSTS): `*` (any host name), `*.example.com`, a
+   * host, an address or a CIDR. Default `*`. Whatever the list, a tab's server is connected to
+   * only at public addresses, or at addresses of a host or network the list names: a server at
+   * any other address is refused, and so is a name that resolves to one.
    */
   tabHosts?: readonly string[];
   /**
@@ -77,7 +88,12 @@ export interface McpToolbox {
 }
 
 export function createMcpToolbox(
-  options: McpOptions & { logger: Logger; now?: () => number },
+  options: McpOptions & {
+    logger: Logger;
+    now?: () => number;
+    /** How a tab's servers' host names are resolved (default: the system's resolver). */
+    resolveHost?: ResolveHost;
+  },
 ): McpToolbox {
   const deployment = options.servers ?? [];
   const environment = options.environment ?? process.env;
@@ -93,16 +109,23 @@ export function createMcpToolbox(
   const tenantKey = (tenant: string, server: McpServer) => JSON.stringify([tenant, server]);
   let sweeper: ReturnType<typeof setInterval> | undefined;
 
-  const tabHosts = options.tabHosts ?? ['*'];
+  const tabHosts = parseOutboundAllowlist(options.tabHosts ?? ['*']);
+  /** A tab's servers are reached through it: only allowed addresses are connected to. */
+  const guardedAgent = guardedDispatcher({
+    allowlist: tabHosts,
+    ...(options.resolveHost ? { resolve: options.resolveHost } : {}),
+    onRefused: ({ host, address }) => logger.warn({ host, address }, 'MCP server address refused'),
+  });
   /** The refused hosts and secrets already logged (each is said once, not at every turn). */
   const warnedOnce = new Set<string>();
 
   /**
    * A server a tab uses: its connection's key (and, for a deployment server, the key of the
-   * worker's own session, which describes it until the tenant's is open), or why it is refused.
+   * worker's own session, which describes it until the tenant's is open; for a tab's own, that
+   * it is reached through the guarded agent), or why it is refused.
    */
   type Use =
-    | { server: McpServer; key: string; describedBy?: string }
+    | { server: McpServer; key: string; describedBy?: string; guarded?: true }
     | { server: McpServer; refusal: ToolSet };
 
   function serversOf({ config, tenant }: McpTab): Use[] {
@@ -113,8 +136,8 @@ export function createMcpToolbox(
     );
     if (tenant === null) return shared;
     const own = (config.mcpServers ?? []).filter((server) => {
-      if (isAllowedHost(server.url, tabHosts)) return true;
-      const host = new URL(server.url).host;
+      const { hostname, host } = new URL(server.url);
+      if (tabHosts.anyHost || namesHost(tabHosts, hostname)) return true;
       if (!warnedOnce.has(host)) {
         warnedOnce.add(host);
         logger.warn({ mcpServer: server.name, host }, 'MCP server host not in MCP_TAB_HOSTS');
@@ -130,22 +153,33 @@ export function createMcpToolbox(
   }
 
   function ownUse(server: McpHttpServer, tenant: string): Use {
+    if (isRefusedHost(new URL(server.url).hostname, tabHosts)) {
+      return refused(server, tenant, ADDRESS_REFUSAL, 'MCP server address refused');
+    }
     const refusals = serverSecretRefusals(server, {
       tenantName: tenant,
       environment,
       unlistedSecretsTenant,
     });
-    if (refusals.length === 0) return { server, key: tenantKey(tenant, server) };
-    const why = `MCP server ${server.name} is not used for this tab: ${refusals.join('; ')}`;
+    if (refusals.length === 0) {
+      // Apart from a deployment server of the same definition, which is not guarded.
+      return { server, key: JSON.stringify([tenant, server, 'tab']), guarded: true };
+    }
+    return refused(server, tenant, refusals.join('; '), 'MCP server secret refused');
+  }
+
+  /** A tab's server that is never connected to: every call to its tools answers why. */
+  function refused(server: McpHttpServer, tenant: string, reason: string, logLine: string): Use {
+    const why = `MCP server ${server.name} is not used for this tab: ${reason}`;
     const said = JSON.stringify([tenant, server.name, why]);
     if (!warnedOnce.has(said)) {
       warnedOnce.add(said);
-      logger.warn({ mcpServer: server.name, tenant, refusals }, 'MCP server secret refused');
+      logger.warn({ mcpServer: server.name, tenant, reason }, logLine);
     }
     return { server, refusal: refusedMcpServer(server.name, why) };
   }
 
-  function connection(server: McpServer, key: string): McpConnection {
+  function connection(server: McpServer, key: string, guarded = false): McpConnection {
     let found = connections.get(key);
     if (!found) {
       found = createMcpConnection({
@@ -154,6 +188,7 @@ export function createMcpToolbox(
         logger,
         listTimeoutMs: options.listTimeoutMs ?? 10_000,
         now,
+        ...(guarded ? { dispatcher: guardedAgent.agent } : {}),
       });
       connections.set(key, found);
     }
@@ -162,7 +197,7 @@ export function createMcpToolbox(
 
   function toolSetOf(use: Use): ToolSet {
     if ('refusal' in use) return use.refusal;
-    if (use.describedBy === undefined) return connection(use.server, use.key).tools;
+    if (use.describedBy === undefined) return connection(use.server, use.key, use.guarded).tools;
     return (connections.get(use.key) ?? connection(use.server, use.describedBy)).tools;
   }
 
@@ -180,7 +215,7 @@ export function createMcpToolbox(
     async prepare(tab, signal) {
       await Promise.all(
         serversOf(tab).map((use) =>
-          'refusal' in use ? undefined : connection(use.server, use.key).ready(signal),
+          'refusal' in use ? undefined : connection(use.server, use.key, use.guarded).ready(signal),
         ),
       );
     },
@@ -196,6 +231,7 @@ export function createMcpToolbox(
       const open = [...connections.values()];
       connections.clear();
       await Promise.allSettled(open.map((connection) => connection.close()));
+      await guardedAgent.close();
     },
   };
 }

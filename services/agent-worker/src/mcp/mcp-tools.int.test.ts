@@ -57,6 +57,8 @@ beforeAll(async () => {
         // Allowed to every tenant, and missing.
         MCP_SECRET_NOT_SET_TENANTS: '*',
       },
+      // The tabs' test servers listen on loopback, which only a host the list names may be on.
+      tabHosts: ['127.0.0.1'],
       // A loaded machine can take many seconds to start the stdio server through tsx.
       listTimeoutMs: 60_000,
     },

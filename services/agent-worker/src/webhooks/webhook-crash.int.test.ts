@@ -18,6 +18,8 @@ const quickRetries = {
   backoff: { baseMs: 20, maxMs: 100 },
   maxAgeMs: 60_000,
   retentionMs: 86_400_000,
+  // The receivers listen on loopback, which only an allowlist opens.
+  allowedHosts: ['127.0.0.1/32'],
 };
 
 /** An endpoint whose receiver never answers its first request and answers 200 after that. */
@@ -58,6 +60,7 @@ describe('webhook delivery across a crash or a stop', () => {
         // A claim lasts twice the attempt timeout: the second dispatcher waits at most that.
         WEBHOOK_ATTEMPT_TIMEOUT_MS: '1500',
         WEBHOOK_POLL_MS: '50',
+        WEBHOOK_ALLOWED_HOSTS: '127.0.0.1/32',
       },
       /agent worker ready/,
     );

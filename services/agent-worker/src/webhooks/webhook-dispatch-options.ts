@@ -15,6 +15,11 @@ export interface WebhookDispatchOptions {
   retentionMs: number;
   /** Deliveries claimed and sent at once (default 16). */
   batchSize?: number;
+  /**
+   * Endpoints allowed though not public (WEBHOOK_ALLOWED_HOSTS: host names, `*.domain`,
+   * addresses, CIDRs); default none: deliveries go to public addresses only.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** The WEBHOOK_* variables, as @chunklog/runtime's `webhookEnv` parses them. */
@@ -25,6 +30,7 @@ export interface WebhookEnv {
   WEBHOOK_RETRY_MAX_MS: number;
   WEBHOOK_MAX_AGE_MS: number;
   WEBHOOK_RETENTION_MS: number;
+  WEBHOOK_ALLOWED_HOSTS: readonly string[];
 }
 
 /** The dispatch options a process's environment sets. */
@@ -35,6 +41,7 @@ export function webhookDispatchOptions(env: WebhookEnv): WebhookDispatchOptions 
     backoff: { baseMs: env.WEBHOOK_RETRY_BASE_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS },
     maxAgeMs: env.WEBHOOK_MAX_AGE_MS,
     retentionMs: env.WEBHOOK_RETENTION_MS,
+    allowedHosts: env.WEBHOOK_ALLOWED_HOSTS,
   };
 }
 

@@ -1,6 +1,8 @@
+import { parseOutboundAllowlist } from '@chunklog/runtime/outbound-address';
 import type { ClaimedWebhookDelivery, WebhookOutbox } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { guardedDispatcher, type ResolveHost } from '../outbound/guarded-agent';
 import { sendWebhook } from './send-webhook';
 import type { WebhookDispatchOptions } from './webhook-dispatch-options';
 import { webhookRetryDelay } from './webhook-retry-delay';
@@ -33,8 +35,17 @@ export function createWebhookDispatcher(deps: {
   metrics: WorkerMetrics;
   now?: () => number;
   random?: () => number;
+  /** How endpoints' host names are resolved (default: the system's resolver). */
+  resolveHost?: ResolveHost;
 }): WebhookDispatcher {
   const { outbox, logger, options, metrics } = deps;
+  /** Every request goes through it: only allowed addresses are connected to. */
+  const guarded = guardedDispatcher({
+    allowlist: parseOutboundAllowlist(options.allowedHosts ?? []),
+    ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
+    onRefused: ({ host, address }) =>
+      logger.warn({ host, address }, 'webhook endpoint address refused'),
+  });
   const now = deps.now ?? Date.now;
   const batchSize = options.batchSize ?? 16;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -50,12 +61,16 @@ export function createWebhookDispatcher(deps: {
       timeoutMs: options.attemptTimeoutMs,
       now,
       signal: stopping.signal,
+      dispatcher: await guarded.agent(),
     });
     metrics.webhookAttempts.inc({ result: sent.delivered ? 'delivered' : 'failed' });
     const result = sent.delivered
       ? sent
       : {
-          ...sent,
+          delivered: false as const,
+          statusCode: sent.statusCode,
+          // The tenant's side of the failure; `detail` goes to the log only.
+          error: sent.error,
           retryInMs: webhookRetryDelay(delivery.attempt, options.backoff, deps.random),
           maxAgeMs: options.maxAgeMs,
         };
@@ -71,7 +86,8 @@ export function createWebhookDispatcher(deps: {
     };
     if (!recorded) logger.warn(fields, 'webhook attempt outlived its claim; not recorded');
     else if (sent.delivered) logger.debug(fields, 'webhook delivered');
-    else logger.info({ ...fields, error: sent.error }, 'webhook attempt failed');
+    else
+      logger.info({ ...fields, error: sent.error, detail: sent.detail }, 'webhook attempt failed');
   }
 
   /** Deletes finished deliveries past their retention, a batch at most every few minutes. */
@@ -149,6 +165,7 @@ export function createWebhookDispatcher(deps: {
       clearTimeout(timer);
       stopping.abort();
       await running;
+      await guarded.close();
     },
     nudge: run,
   };
