@@ -5,7 +5,7 @@ import {
   NotFoundError,
 } from '@chunklog/chunk-core';
 
-/** SQLSTATE codes raised by the chunklog_* functions (drizzle/0001_functions.sql). */
+/** SQLSTATE codes raised by the chunklog_* functions (drizzle/0000_baseline.sql). */
 const TAB_NOT_FOUND = 'CL404';
 const CONFLICT = 'CL409';
 

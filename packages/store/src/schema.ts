@@ -125,24 +125,18 @@ export const inbox = pgTable(
       .references(() => tabs.id, { onDelete: 'cascade' }),
     text: text('text').notNull(),
     mode: text('mode').notNull(),
-    // The tab's cancel generation when the gateway accepted the message. No default: a row
-    // inserted without one (a worker of the previous release, mid-deploy) gets the tab's
-    // generation from the chunklog_inbox_stamp trigger (drizzle/0003), never a 0 that every
-    // cancel the tab ever had would be above.
+    // The tab's cancel generation when the gateway accepted the message (the store stamps the
+    // tab's current one on a message that came without). No default: a 0 would put the message
+    // below every cancel the tab ever had.
     cancelGeneration: bigint('cancel_generation', { mode: 'number' }).notNull(),
     // The intake queue's sequence of the message (on NATS the JetStream stream sequence): the
     // order the gateway accepted messages in, which created_at is not, since workers store
-    // messages concurrently. Null on rows stored by a worker of a release before 0005.
-    intakeSeq: bigint('intake_seq', { mode: 'number' }),
+    // messages concurrently.
+    intakeSeq: bigint('intake_seq', { mode: 'number' }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
-    index('inbox_tab_order_index').on(
-      table.tabId,
-      table.intakeSeq.asc().nullsFirst(),
-      table.createdAt,
-      table.chunkId,
-    ),
+    index('inbox_tab_order_index').on(table.tabId, table.intakeSeq, table.chunkId),
     check('inbox_mode_check', sql`${table.mode} in ('interrupt', 'enqueue', 'reject', 'compact')`),
   ],
 );

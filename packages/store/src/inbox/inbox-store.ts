@@ -23,7 +23,7 @@ export interface InboxMessage {
   cancelGeneration: number;
   /**
    * Epoch ms at which it entered the inbox. Inbox order is the intake sequence given to
-   * inboxPut (messages stored without one first), then createdAt, then chunkId.
+   * inboxPut.
    */
   createdAt: number;
 }
@@ -38,10 +38,10 @@ export interface InboxStore {
   inboxPut(
     message: Omit<InboxMessage, 'createdAt' | 'cancelGeneration'> & {
       cancelGeneration?: number;
-      intakeSeq?: number;
+      intakeSeq: number;
     },
   ): Promise<boolean>;
-  /** Waiting messages of a tab in acceptance order: by intakeSeq (none first), then as stored. */
+  /** Waiting messages of a tab in acceptance order: by intakeSeq. */
   inboxList(tabId: string): Promise<InboxMessage[]>;
   /** Removes messages once their chunks are appended. */
   inboxRemove(tabId: string, chunkIds: string[]): Promise<void>;
@@ -59,7 +59,7 @@ const InboxPutSchema = z
       .refine((text) => !text.includes('\u0000'), 'text contains a NUL character'),
     mode: z.enum(['interrupt', 'enqueue', 'reject', 'compact']),
     cancelGeneration: z.number().int().nonnegative().optional(),
-    intakeSeq: z.number().int().nonnegative().optional(),
+    intakeSeq: z.number().int().nonnegative(),
   })
   .strict();
 
@@ -77,7 +77,7 @@ export function createSqlInboxStore(run: RunStatement): InboxStore {
     async inboxPut(message) {
       const parsed = parse(InboxPutSchema, message, 'inbox message');
       // A chunkId already in the log is a message already delivered: refuse it quietly.
-      // Unstamped (an older gateway): the generation now, so no cancel already made touches it.
+      // Unstamped: the generation now, so no cancel already made touches it.
       // The 0 fallback is for an unknown tab, which the foreign key then refuses as not found.
       const rows = await run(
         'inbox put',
@@ -94,7 +94,7 @@ export function createSqlInboxStore(run: RunStatement): InboxStore {
           parsed.text,
           parsed.mode,
           parsed.cancelGeneration ?? null,
-          parsed.intakeSeq ?? null,
+          parsed.intakeSeq,
         ],
       );
       return rows.length > 0;
@@ -107,7 +107,7 @@ export function createSqlInboxStore(run: RunStatement): InboxStore {
         `SELECT tab_id, chunk_id, text, mode, cancel_generation,
            floor(extract(epoch FROM created_at) * 1000)::double precision AS created_at_ms
          FROM inbox WHERE tab_id = $1
-         ORDER BY intake_seq NULLS FIRST, created_at, chunk_id`,
+         ORDER BY intake_seq, chunk_id`,
         [id],
       );
       return rows.map((row) => ({
