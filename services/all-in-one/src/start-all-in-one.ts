@@ -120,6 +120,8 @@ export async function startAllInOne(
       ticketSecret: randomBytes(32).toString('hex'),
       metricsRegistry: metrics.registry,
       limits: gatewayLimitsOf(config),
+      webhookAllowedHosts: config.WEBHOOK_ALLOWED_HOSTS,
+      mcpTabHosts,
       ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
       // The worker is right here: /context shows the exact request, its model and tools included.
       contextBuilder: async ({ tab, chunks }) => ({

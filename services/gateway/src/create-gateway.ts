@@ -1,5 +1,6 @@
 import type { Bus } from '@chunklog/bus';
 import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
+import { parseOutboundAllowlist } from '@chunklog/runtime/outbound-address';
 import type { ChunkStore } from '@chunklog/store';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
@@ -84,6 +85,17 @@ export interface GatewayOptions {
    * without `_TENANTS` is for the local tenant with auth off, and for no tenant with keys.
    */
   mcpSecretScopes?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Webhook endpoints allowed though not public (WEBHOOK_ALLOWED_HOSTS: host names, `*.domain`,
+   * addresses, CIDRs); default none. An endpoint whose URL holds any other address that is not
+   * public is refused with 400; the workers check every address again when they send.
+   */
+  webhookAllowedHosts?: readonly string[];
+  /**
+   * The hosts a tab's MCP servers may be on (MCP_TAB_HOSTS; default `*`). A server whose URL
+   * holds an address that is not public, and that the list does not name, is refused with 400.
+   */
+  mcpTabHosts?: readonly string[];
 }
 
 declare module 'fastify' {
@@ -149,6 +161,8 @@ export async function createGateway(options: GatewayOptions) {
     streamSlots: new StreamSlots(limits),
     mcpSecretScopes: options.mcpSecretScopes ?? process.env,
     unlistedSecretsTenant: options.auth.mode === 'off' ? LOCAL_TENANT_NAME : null,
+    webhookHosts: parseOutboundAllowlist(options.webhookAllowedHosts ?? []),
+    mcpTabHosts: parseOutboundAllowlist(options.mcpTabHosts ?? ['*']),
   };
   app.decorate('gatewayMetrics', metrics);
   app.decorate('openStreamCount', () => context.streams.size);

@@ -63,6 +63,8 @@ const app = await createGateway({
   logger,
   metricsRegistry,
   limits: gatewayLimitsOf(config),
+  webhookAllowedHosts: config.WEBHOOK_ALLOWED_HOSTS,
+  mcpTabHosts: config.MCP_TAB_HOSTS,
   ...(config.CORS_ORIGINS ? { cors: { origins: config.CORS_ORIGINS } } : {}),
   ticketSecret: config.STREAM_TICKET_SECRET ?? randomBytes(32).toString('hex'),
   // The workers hold the tools and their own MODEL/MAX_TOKENS; these are only the fallback.

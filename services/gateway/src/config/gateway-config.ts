@@ -4,6 +4,7 @@ import {
   logEnv,
   modelEnv,
   natsEnv,
+  outboundEnv,
   parseEnv,
   shutdownEnv,
 } from '@chunklog/runtime/env';
@@ -90,6 +91,11 @@ export const GatewayConfigSchema = z.object({
   /** Browser origins allowed to call the API (CORS); unset: no CORS headers. */
   CORS_ORIGINS: CorsOriginsSchema.optional(),
   ...gatewayLimitsEnv,
+  /**
+   * What a webhook endpoint or a tab's MCP server may be at besides public addresses: the
+   * workers' lists, for refusing at once what they would refuse.
+   */
+  ...outboundEnv,
   ...shutdownEnv,
   ...logEnv,
 });

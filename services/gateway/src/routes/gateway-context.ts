@@ -1,4 +1,5 @@
 import type { Bus } from '@chunklog/bus';
+import type { OutboundAllowlist } from '@chunklog/runtime/outbound-address';
 import type { ChunkStore } from '@chunklog/store';
 import type { StreamTickets } from '../auth/stream-ticket';
 import type { GatewayLimits } from '../config/gateway-limits';
@@ -29,4 +30,8 @@ export interface GatewayContext {
    * null with API keys, where such a secret is refused to every tenant.
    */
   unlistedSecretsTenant: string | null;
+  /** What a webhook endpoint may be at besides public addresses (WEBHOOK_ALLOWED_HOSTS). */
+  webhookHosts: OutboundAllowlist;
+  /** What a tab's MCP servers may be on (MCP_TAB_HOSTS): private addresses only if named. */
+  mcpTabHosts: OutboundAllowlist;
 }

@@ -32,7 +32,7 @@ describe.each(backends)('webhooks on $name', (backend) => {
   const receivers: WebhookReceiver[] = [];
 
   beforeAll(async () => {
-    gateway = await startGateway(backend);
+    gateway = await startGateway(backend, { webhookAllowedHosts: ['127.0.0.1/32'] });
     running = await startSimulatedWorker(gateway, { webhooks });
   });
   afterAll(async () => {

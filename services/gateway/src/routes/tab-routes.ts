@@ -15,6 +15,7 @@ import {
 import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
 import { idempotentTabId } from '../idempotency/idempotent-tab-id';
 import { checkMcpSecretScopes } from './check-mcp-secret-scopes';
+import { checkMcpServerUrls } from './check-outbound-hosts';
 import type { GatewayContext } from './gateway-context';
 
 /** Create, list, read, rename and delete tabs, always within the caller's tenant. */
@@ -32,7 +33,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
         operationId: 'createTab',
         summary: 'Create a tab',
         description:
-          "With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another. An MCP server naming a secret the caller's tenant may not use (MCP_SECRET_<NAME>_TENANTS, _ORIGINS) is refused with 400. A tenant at its tab limit (TABS_PER_TENANT) gets 409 until it deletes tabs.",
+          "With an Idempotency-Key, a retry with the same body returns the same tab (201, Idempotent-Replayed: true) instead of creating another. An MCP server naming a secret the caller's tenant may not use (MCP_SECRET_<NAME>_TENANTS, _ORIGINS) is refused with 400, and so is one whose URL holds an address that is not public (private, loopback, link-local, ...) and that MCP_TAB_HOSTS does not name. A tenant at its tab limit (TABS_PER_TENANT) gets 409 until it deletes tabs.",
         headers: IdempotencyHeadersSchema,
         body: CreateTabBodySchema,
         response: {
@@ -45,6 +46,7 @@ export const tabRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = asy
       const tenantId = tenantOf(request);
       const title = request.body?.title;
       const config = request.body?.config;
+      checkMcpServerUrls(config, context.mcpTabHosts);
       await checkMcpSecretScopes({
         store,
         tenantId,

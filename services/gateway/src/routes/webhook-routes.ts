@@ -13,6 +13,7 @@ import {
 } from '../http/api-schemas';
 import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
 import { idempotentWebhookId } from '../idempotency/idempotent-webhook-id';
+import { checkWebhookUrl } from './check-outbound-hosts';
 import type { GatewayContext } from './gateway-context';
 import { newWebhookSecret } from './new-webhook-secret';
 
@@ -34,7 +35,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         operationId: 'createWebhook',
         summary: 'Create a webhook endpoint; the answer holds its signing secret, shown only here',
         description:
-          'With an Idempotency-Key, a retry with the same body returns the same endpoint and secret (201, Idempotent-Replayed: true) instead of creating another.',
+          'With an Idempotency-Key, a retry with the same body returns the same endpoint and secret (201, Idempotent-Replayed: true) instead of creating another. A URL whose host is an address that is not public (private, loopback, link-local, carrier-grade NAT, unique-local, multicast, reserved, or an IPv6 form of one) or localhost is refused with 400 unless the deployment\'s WEBHOOK_ALLOWED_HOSTS opens it; a host name is checked by the addresses it resolves to at each delivery, and a delivery to a refused one fails with "the endpoint\'s address is not allowed".',
         headers: IdempotencyHeadersSchema,
         body: CreateWebhookBodySchema,
         response: {
@@ -46,6 +47,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
     async (request, reply) => {
       const tenantId = tenantOf(request);
       const { url, eventTypes } = request.body;
+      checkWebhookUrl(url, context.webhookHosts);
       const idempotencyKey = request.headers['idempotency-key'];
       const idempotent = await beginIdempotentRequest(store, request.log, {
         tenantId,
