@@ -1,7 +1,7 @@
 import {
   ChunklogError,
-  type ChunklogErrorCode,
   ConflictError,
+  chunklogErrorCodes,
   IdempotencyKeyReusedError,
   InvalidInputError,
   NotFoundError,
@@ -9,19 +9,9 @@ import {
 import { z } from 'zod';
 import { RemoteHandlerError } from './bus-errors';
 
-const errorCodes = [
-  'not_found',
-  'conflict',
-  'invalid_input',
-  'unauthorized',
-  'rate_limited',
-  'unavailable',
-  'idempotency_key_reused',
-] as const satisfies readonly ChunklogErrorCode[];
-
 /** What a failed handler sends back instead of a reply value (both adapters use this shape). */
 export const RemoteErrorSchema = z.object({
-  code: z.enum(errorCodes),
+  code: z.enum(chunklogErrorCodes),
   message: z.string(),
 });
 export type RemoteError = z.infer<typeof RemoteErrorSchema>;

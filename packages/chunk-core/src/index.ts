@@ -26,10 +26,14 @@ export { compactionAsText, SUMMARY_TEXT_PREFIX } from './compaction/compaction-a
 export { assertNever } from './errors/assert-never';
 export { isDatabaseUnreachable } from './errors/database-unreachable';
 export {
+  type ApiErrorCode,
   ChunklogError,
   type ChunklogErrorCode,
   ConflictError,
+  chunklogErrorCodes,
   describeError,
+  errorCodeOfStatus,
+  errorStatuses,
   IdempotencyKeyReusedError,
   InvalidInputError,
   NotFoundError,

@@ -1,4 +1,4 @@
-import type { ChunklogErrorCode } from '@chunklog/chunk-core';
+import { type ChunklogErrorCode, errorCodeOfStatus } from '@chunklog/chunk-core';
 
 /**
  * What went wrong, as the API's `code` says it (`not_found`, `conflict`, `invalid_input`,
@@ -34,21 +34,10 @@ export class ChunklogError extends Error {
   }
 }
 
-const codeByStatus: Record<number, ApiErrorCode> = {
-  400: 'invalid_input',
-  401: 'unauthorized',
-  404: 'not_found',
-  409: 'conflict',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  422: 'idempotency_key_reused',
-  429: 'rate_limited',
-  503: 'unavailable',
-};
-
 /** The error of a non-2xx response: its `{ error: { code, message } }` body when it has one. */
 export async function errorFromResponse(response: Response): Promise<ChunklogError> {
-  let code = codeByStatus[response.status] ?? (response.status >= 500 ? 'internal' : 'http_error');
+  let code: ApiErrorCode =
+    errorCodeOfStatus(response.status) ?? (response.status >= 500 ? 'internal' : 'http_error');
   let message = `HTTP ${response.status}`;
   let requestId = response.headers.get('x-request-id');
   try {

@@ -1,12 +1,52 @@
-/** Error codes every layer shares; the gateway maps them to HTTP statuses in one place. */
-export type ChunklogErrorCode =
-  | 'not_found'
-  | 'conflict'
-  | 'invalid_input'
-  | 'unauthorized'
-  | 'rate_limited'
-  | 'unavailable'
-  | 'idempotency_key_reused';
+/**
+ * Every error code the API answers with, and its HTTP status: the one table the gateway answers
+ * by and the client reads answers by. Each status has one code.
+ */
+export const errorStatuses = {
+  invalid_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  not_acceptable: 406,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  upgrade_required: 426,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+/** A code of `errorStatuses`. */
+export type ApiErrorCode = keyof typeof errorStatuses;
+
+/** The code of an HTTP error status, when the table has one. */
+export function errorCodeOfStatus(status: number): ApiErrorCode | undefined {
+  return codeByStatus.get(status);
+}
+
+const codeByStatus = new Map(
+  Object.entries(errorStatuses).map(([code, status]) => [status as number, code as ApiErrorCode]),
+);
+
+/**
+ * The codes the domain raises as `ChunklogError` (the others are the HTTP layer's own), which
+ * also cross the bus from a handler to its requester.
+ */
+export const chunklogErrorCodes = [
+  'not_found',
+  'conflict',
+  'invalid_input',
+  'unauthorized',
+  'rate_limited',
+  'unavailable',
+  'idempotency_key_reused',
+] as const satisfies readonly ApiErrorCode[];
+
+/** Error codes every layer shares. */
+export type ChunklogErrorCode = (typeof chunklogErrorCodes)[number];
 
 /** Base class of chunklog's named errors. */
 export class ChunklogError extends Error {

@@ -1,4 +1,10 @@
-import { ChunklogError, type ChunklogErrorCode, isDatabaseUnreachable } from '@chunklog/chunk-core';
+import {
+  type ApiErrorCode,
+  ChunklogError,
+  errorCodeOfStatus,
+  errorStatuses,
+  isDatabaseUnreachable,
+} from '@chunklog/chunk-core';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
@@ -8,32 +14,9 @@ import { redactedUrl } from './redacted-url';
 /** What a 503 asks clients to wait before retrying (`Retry-After`, seconds). */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
-const statusByCode: Record<ChunklogErrorCode, number> = {
-  invalid_input: 400,
-  unauthorized: 401,
-  not_found: 404,
-  conflict: 409,
-  idempotency_key_reused: 422,
-  rate_limited: 429,
-  unavailable: 503,
-};
-
-const codeByStatus: Record<number, string> = {
-  400: 'invalid_input',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  406: 'not_acceptable',
-  409: 'conflict',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  429: 'rate_limited',
-};
-
 export interface HttpErrorAnswer {
   status: number;
-  code: string;
+  code: ApiErrorCode;
   message: string;
   /** Headers the answer needs besides its body (`Retry-After` on 503). */
   headers: Record<string, string>;
@@ -42,7 +25,7 @@ export interface HttpErrorAnswer {
 /** Maps any thrown value to the HTTP answer; the one place where errors meet status codes. */
 export function toHttpError(error: unknown): HttpErrorAnswer {
   if (error instanceof ChunklogError) {
-    return answer(statusByCode[error.code], error.code, error.message);
+    return answer(errorStatuses[error.code], error.code, error.message);
   }
   if (isDatabaseUnreachable(error)) {
     return answer(503, 'unavailable', 'the database is unreachable, retry later');
@@ -59,7 +42,7 @@ export function toHttpError(error: unknown): HttpErrorAnswer {
     // Fastify's own client errors (bad JSON, body too large, rate limit, ...) keep their status.
     return answer(
       status,
-      codeByStatus[status] ?? 'invalid_input',
+      errorCodeOfStatus(status) ?? 'invalid_input',
       candidate?.message ?? 'bad request',
     );
   }
@@ -69,7 +52,7 @@ export function toHttpError(error: unknown): HttpErrorAnswer {
 }
 
 /** An error answer with the headers its status needs. */
-export function answer(status: number, code: string, message: string): HttpErrorAnswer {
+export function answer(status: number, code: ApiErrorCode, message: string): HttpErrorAnswer {
   const headers: Record<string, string> =
     status === 503 ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } : {};
   return { status, code, message, headers };
