@@ -7,7 +7,7 @@ export type {
 } from './idempotency/idempotency-store';
 export type { InboxMessage, InboxStore, MessageMode } from './inbox/inbox-store';
 export type { AcquireLeaseResult, LeaseStore, TurnLease } from './leases/lease-store';
-export type { AppendOptions, ChunkLog, PageOptions } from './log/chunk-log';
+export type { AppendOptions, ChunkLog, ChunkReader, PageOptions } from './log/chunk-log';
 export { maxChunksPerAppend } from './log/validate-append';
 export { createPgliteStore, type PgliteStoreOptions } from './pglite/create-pglite-store';
 export { openPgliteFolder, type PgliteFolderOptions } from './pglite/open-pglite-folder';

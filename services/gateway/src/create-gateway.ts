@@ -1,7 +1,6 @@
 import type { Bus } from '@chunklog/bus';
 import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
 import { parseOutboundAllowlist } from '@chunklog/runtime/outbound-address';
-import type { ChunkStore } from '@chunklog/store';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -37,7 +36,7 @@ import { withoutUnusedInputComponents } from './http/unused-components';
 import { webAppPlugin } from './http/web-app-plugin';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
 import { chunkRoutes } from './routes/chunk-routes';
-import type { GatewayContext } from './routes/gateway-context';
+import type { GatewayContext, GatewayStore } from './routes/gateway-context';
 import { healthRoutes } from './routes/health-routes';
 import { messageRoutes } from './routes/message-routes';
 import { streamRoutes } from './routes/stream-routes';
@@ -50,7 +49,7 @@ import { TabEventHub } from './streams/tab-event-hub';
 export const LOCAL_TENANT_ID = '00000000-0000-4000-8000-00000000000a';
 
 export interface GatewayOptions {
-  store: ChunkStore;
+  store: GatewayStore;
   bus: Bus;
   /**
    * Where the gateway logs (pino), as a child with `component: 'http'`; HTTP lines carry

@@ -23,14 +23,8 @@ export interface AppendOptions {
   expectedSeq?: number;
 }
 
-/** A tab's append-only log of chunks, ordered by a gap-free per-tab seq. */
-export interface ChunkLog {
-  /**
-   * Appends chunks with contiguous seqs, committed together; idempotent by chunk id (a chunk
-   * already in the tab is answered with the stored one). Concurrent appends to one tab get
-   * seqs in the order they were called.
-   */
-  append(tabId: string, chunks: NewChunk[], options?: AppendOptions): Promise<Chunk[]>;
+/** Reads of a tab's log: what a component that never writes one (the gateway) is given. */
+export interface ChunkReader {
   page(tabId: string, options: PageOptions): Promise<ChunkPage>;
   /** Every chunk of a tab in seq order. */
   readAll(tabId: string): Promise<Chunk[]>;
@@ -41,6 +35,16 @@ export interface ChunkLog {
    * depth.
    */
   readFromLatestCompaction(tabId: string): Promise<Chunk[]>;
+}
+
+/** A tab's append-only log of chunks, ordered by a gap-free per-tab seq. */
+export interface ChunkLog extends ChunkReader {
+  /**
+   * Appends chunks with contiguous seqs, committed together; idempotent by chunk id (a chunk
+   * already in the tab is answered with the stored one). Concurrent appends to one tab get
+   * seqs in the order they were called.
+   */
+  append(tabId: string, chunks: NewChunk[], options?: AppendOptions): Promise<Chunk[]>;
 }
 
 const PageOptionsSchema = z

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ChunklogError } from '@chunklog/chunk-core';
-import type { ChunkStore } from '@chunklog/store';
+import type { TenantStore } from '@chunklog/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { createFailedAuthLimiter } from './failed-auth-limiter';
@@ -26,7 +26,7 @@ declare module 'fastify' {
 }
 
 export interface AuthOptions {
-  store: ChunkStore;
+  store: Pick<TenantStore, 'authenticate'>;
   tickets: StreamTickets;
   mode: 'keys' | 'off';
   /** The tenant every request acts as when auth is off. */

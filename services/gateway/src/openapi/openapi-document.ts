@@ -1,9 +1,9 @@
 import { createMemoryBus } from '@chunklog/bus';
-import type { ChunkStore } from '@chunklog/store';
 import { createGateway } from '../create-gateway';
+import type { GatewayStore } from '../routes/gateway-context';
 
 /** A store for building the document only: no route runs, so nothing may reach it. */
-const noStore = new Proxy({} as ChunkStore, {
+const noStore = new Proxy({} as GatewayStore, {
   get(_target, property) {
     return () => {
       throw new Error(`the OpenAPI document is built without a store (${String(property)})`);

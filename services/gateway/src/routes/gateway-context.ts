@@ -1,6 +1,13 @@
 import type { Bus } from '@chunklog/bus';
 import type { OutboundAllowlist } from '@chunklog/runtime/outbound-address';
-import type { ChunkStore } from '@chunklog/store';
+import type {
+  CancelStore,
+  ChunkReader,
+  IdempotencyStore,
+  TabStore,
+  TenantStore,
+  WebhookStore,
+} from '@chunklog/store';
 import type { StreamTickets } from '../auth/stream-ticket';
 import type { GatewayLimits } from '../config/gateway-limits';
 import type { ContextBuilder } from '../context/context-builder';
@@ -9,9 +16,21 @@ import type { StreamSlots } from '../streams/stream-slots';
 import type { TabEventHub } from '../streams/tab-event-hub';
 import type { TabStreamRelay } from '../streams/tab-stream-relay';
 
+/**
+ * What the gateway may do with the store: tabs, tenants and keys, idempotency keys, cancels and
+ * webhook endpoints, and reads of the log. It never appends to a log, takes a lease or touches
+ * the inbox: those are the worker's.
+ */
+export type GatewayStore = TabStore &
+  ChunkReader &
+  CancelStore &
+  TenantStore &
+  IdempotencyStore &
+  WebhookStore;
+
 /** What route plugins share: the collaborators and the gateway's running state. */
 export interface GatewayContext {
-  store: ChunkStore;
+  store: GatewayStore;
   bus: Bus;
   clock: () => number;
   limits: GatewayLimits;

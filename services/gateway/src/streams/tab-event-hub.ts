@@ -6,7 +6,7 @@ import {
   tabEventsSubject,
 } from '@chunklog/chunk-core';
 import { type DeferredSpan, startDeferredSpan } from '@chunklog/runtime';
-import type { ChunkStore } from '@chunklog/store';
+import type { TabStore } from '@chunklog/store';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** A validated live event, with its JSON encoded once however many clients receive it. */
@@ -102,7 +102,7 @@ export class TabEventHub {
    * tab deleted meanwhile are ended. Costs one store
    * read per streamed tab per interval, whatever the number of clients.
    */
-  async reconcile(store: ChunkStore): Promise<void> {
+  async reconcile(store: Pick<TabStore, 'getTab'>): Promise<void> {
     for (const [tabId, entry] of [...this.tabs]) {
       let lastSeq: number;
       try {

@@ -9,7 +9,7 @@ import {
   placeSeal,
   snapshotSubject,
 } from '@chunklog/chunk-core';
-import type { ChunkStore } from '@chunklog/store';
+import type { ChunkReader, TabStore } from '@chunklog/store';
 import type { FastifyBaseLogger } from 'fastify';
 import type { OutgoingEvent, StreamEndReason, StreamSink } from './stream-sink';
 import type { HubEvent, TabEventHub } from './tab-event-hub';
@@ -18,7 +18,7 @@ export interface TabStreamRelayOptions {
   tabId: string;
   /** Resume point: every chunk with seq > after is delivered. */
   after: number;
-  store: ChunkStore;
+  store: Pick<ChunkReader, 'page'> & Pick<TabStore, 'getTab'>;
   bus: Bus;
   hub: TabEventHub;
   sink: StreamSink;
