@@ -139,6 +139,12 @@ export class ChunkWindow {
       case 'chunk-open': {
         const data = event.data;
         if (this.sealedById.has(data.id) || this.openChunks.has(data.id)) return;
+        // A turn streams one block at a time: one of its blocks still open here was dropped by
+        // the worker (thinking cut by an interrupting message, a dead worker's block) and will
+        // not seal. A seal of it that was only late still arrives and is placed.
+        for (const [id, open] of this.openChunks) {
+          if (open.turnId === data.turnId) this.openChunks.delete(id);
+        }
         this.openChunks.set(data.id, {
           open: true,
           id: data.id,

@@ -93,6 +93,21 @@ describe('ChunkWindow live events', () => {
     expect(seqs(window)).toEqual([1]);
   });
 
+  it('forgets a block of the turn that another block of the turn opens after', () => {
+    const window = new ChunkWindow({ limit: 100 });
+    const turnId = testUuid(1_000_002);
+    const otherTurnId = testUuid(1_000_003);
+    const open = (id: string, turn: string, step: number): LiveEvent => ({
+      event: 'chunk-open',
+      data: { tabId: TEST_TAB_ID, id, turnId: turn, step, role: 'assistant', type: 'thinking' },
+    });
+    window.applyEvent(open(testUuid(6), otherTurnId, 0));
+    // Thinking cut by an interrupting message is dropped: the next step's block opens instead.
+    window.applyEvent(open(testUuid(7), turnId, 0));
+    window.applyEvent(open(testUuid(8), turnId, 1));
+    expect(window.openBlocks().map((block) => block.id)).toEqual([testUuid(6), testUuid(8)]);
+  });
+
   it('forgets a block still open when its turn ends', () => {
     const window = new ChunkWindow({ limit: 100 });
     const turnId = testUuid(1_000_001);
