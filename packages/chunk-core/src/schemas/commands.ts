@@ -53,6 +53,24 @@ export const CancelCommandSchema = z.object({
 });
 export type CancelCommand = z.infer<typeof CancelCommandSchema>;
 
+/**
+ * Published (not queued) by the worker that stored an `interrupt` message in its tab's inbox, so
+ * that the worker holding the tab cuts the step it is running at once and answers the message.
+ * The fast path only: the message is in the inbox, and the holder takes it in at the next step
+ * boundary whether or not it hears this.
+ */
+export function interruptSubject(tabId: string): string {
+  return `chunklog.tab.${tabId}.cmd.interrupt`;
+}
+export const InterruptNoticeSchema = z.object({
+  tabId: z.uuid(),
+  /** The message's chunk id: a holder that already appended it ignores the notice. */
+  chunkId: z.uuid(),
+  /** The message's cancel stamp (see MessageCommandSchema). */
+  cancelGeneration: z.number().int().nonnegative().optional(),
+});
+export type InterruptNotice = z.infer<typeof InterruptNoticeSchema>;
+
 /** Request/reply answered by the worker running the tab: the open block, for mid-block resume. */
 export function snapshotSubject(tabId: string): string {
   return `chunklog.tab.${tabId}.snapshot`;

@@ -1,8 +1,9 @@
-import { emptyUsage, errorChunk, NotFoundError } from '@chunklog/chunk-core';
+import { emptyUsage, errorChunk, type MessageCommand, NotFoundError } from '@chunklog/chunk-core';
 import type { AcquireLeaseResult, ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { CancelWatch } from '../holding/cancel-watch';
 import { StaleWriterError, type TabHolder } from '../holding/hold-tab';
+import type { InterruptWatch } from '../holding/interrupt-watch';
 import type { TabSession } from '../holding/tab-session';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
 import { pickOpener } from '../turn/plan';
@@ -10,9 +11,16 @@ import { planTakeover } from '../turn/takeover';
 import type { TurnDependencies, TurnOutcome } from '../turn/turn';
 import { runTurn } from '../turn/turn-runner';
 
+/** The message whose storing in the inbox led to a claim. */
+export type StoredMessage = Pick<MessageCommand, 'chunkId' | 'mode' | 'cancelGeneration'>;
+
 export interface Claimer {
-  /** Tries to take a tab's lease and run it; a tab another worker holds is left to that one. */
-  claim(tabId: string): Promise<void>;
+  /**
+   * Tries to take a tab's lease and run it; a tab another worker holds is left to that one.
+   * `stored` is the message just stored for it, if any: an `interrupt` is first announced to the
+   * tab's holder (this worker, or another), which cuts the step it is running.
+   */
+  claim(tabId: string, stored?: StoredMessage): Promise<void>;
   /**
    * Ends a message the store refuses as a visible error in its tab: a turn of its own holding
    * one `error` chunk (with the message's id, so doing it twice writes it once), then turn-done
@@ -47,7 +55,16 @@ export function createClaimer(deps: {
   const claimed = new Set<string>();
   const running = new Set<Promise<void>>();
 
-  async function claim(tabId: string): Promise<void> {
+  async function claim(tabId: string, stored?: StoredMessage): Promise<void> {
+    if (stored?.mode === 'interrupt') {
+      await holder.announceInterrupt({
+        tabId,
+        chunkId: stored.chunkId,
+        ...(stored.cancelGeneration === undefined
+          ? {}
+          : { cancelGeneration: stored.cancelGeneration }),
+      });
+    }
     // Checked and marked synchronously: the store treats a second acquire by the same owner for
     // the same turn as a renewal, so two claims racing in one worker would both "win".
     if (deps.stopping() || claimed.has(tabId) || holder.holds(tabId)) {
@@ -138,8 +155,8 @@ export function createClaimer(deps: {
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          await holder.hold(tabId, activeTurnId, (session, cancel) =>
-            runHeld(session, cancel, lease, activeTurnId, takenOver),
+          await holder.hold(tabId, activeTurnId, (session, cancel, interrupts) =>
+            runHeld(session, cancel, interrupts, lease, activeTurnId, takenOver),
           );
           break;
         } catch (error) {
@@ -167,6 +184,7 @@ export function createClaimer(deps: {
   async function runHeld(
     session: TabSession,
     cancel: CancelWatch,
+    interrupts: InterruptWatch,
     lease: AcquireLeaseResult,
     turnId: string,
     takenOver: AcquireLeaseResult['takenOver'],
@@ -179,7 +197,7 @@ export function createClaimer(deps: {
       const recorded = (await session.store.getLease(tabId))?.cancelGeneration ?? null;
       const generation = recorded ?? (await session.store.cancelGeneration(tabId));
       await holder.beginTurn(session, cancel, generation);
-      return takeOver(session, cancel, lease, turnId, takenOver.owner);
+      return takeOver(session, cancel, interrupts, lease, turnId, takenOver.owner);
     }
     // The message that got the tab claimed may have overtaken one sent before it on the way
     // into the inbox: the opener is picked once that one is in too.
@@ -198,6 +216,7 @@ export function createClaimer(deps: {
           ? { kind: 'compact', message: opener }
           : { kind: 'message', message: opener },
       cancel,
+      interrupts,
     });
   }
 
@@ -205,6 +224,7 @@ export function createClaimer(deps: {
   async function takeOver(
     session: TabSession,
     cancel: CancelWatch,
+    interrupts: InterruptWatch,
     lease: AcquireLeaseResult,
     turnId: string,
     previousOwner: string,
@@ -219,6 +239,7 @@ export function createClaimer(deps: {
       turnId,
       start: { kind: 'resume', step: plan.resumeStep },
       cancel,
+      interrupts,
     });
   }
 

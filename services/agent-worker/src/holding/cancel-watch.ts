@@ -43,6 +43,14 @@ export class CancelWatch {
     return this.heard > this.turnGeneration ? this.heard : null;
   }
 
+  /**
+   * Whether a message stamped `generation` was accepted after a cancel of this turn (a stamp above
+   * the turn's own); false while the turn's stamp is not known yet.
+   */
+  acceptedAfterCancel(generation: number): boolean {
+    return this.turnGeneration !== null && generation > this.turnGeneration;
+  }
+
   /** Aborts the turn for a reason other than a cancel. */
   abort(): void {
     this.controller.abort();

@@ -33,6 +33,16 @@ describe('CancelWatch', () => {
     expectCancelState(watch, true, 5);
   });
 
+  it('tells a message accepted after a cancel of the turn, once the turn’s stamp is known', () => {
+    const watch = new CancelWatch();
+    expect(watch.acceptedAfterCancel(3)).toBe(false);
+    watch.begin(2);
+    expect(watch.acceptedAfterCancel(2)).toBe(false);
+    expect(watch.acceptedAfterCancel(3)).toBe(true);
+    // Telling is not hearing: the cancel itself reaches the turn by its own paths.
+    expectCancelState(watch, false, null);
+  });
+
   it('aborts for other reasons without calling it a cancel', () => {
     const watch = new CancelWatch();
     watch.begin(0);

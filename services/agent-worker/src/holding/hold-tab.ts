@@ -4,6 +4,9 @@ import {
   cancelSubject,
   emptyUsage,
   type FoldOptions,
+  type InterruptNotice,
+  InterruptNoticeSchema,
+  interruptSubject,
   snapshotSubject,
 } from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
@@ -13,6 +16,7 @@ import { patientStore } from '../health/wait-out-outage';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
 import type { TurnOutcome } from '../turn/turn';
 import { CancelWatch } from './cancel-watch';
+import { InterruptWatch } from './interrupt-watch';
 import { LeaseLostError, TabSession } from './tab-session';
 
 /** Raised when a fenced append fails although this worker still holds the lease. */
@@ -24,17 +28,21 @@ export class StaleWriterError extends Error {
 }
 
 /** What runs while a tab is held; null when there was no turn to run. */
-export type HeldTurn = (session: TabSession, cancel: CancelWatch) => Promise<TurnOutcome | null>;
+export type HeldTurn = (
+  session: TabSession,
+  cancel: CancelWatch,
+  interrupts: InterruptWatch,
+) => Promise<TurnOutcome | null>;
 
 export interface TabHolder {
   /**
-   * Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel; then
-   * releases the lease and publishes turn-done. Called right after the lease is acquired:
-   * renewal starts before the log loads, so a long log never lets the lease lapse into a
-   * takeover. Every store call of the held tab (the session's) waits out a store outage for as
-   * long as the lease may still be this worker's, so an outage delays a turn but does not end
-   * it. Returns null when another worker took the tab; throws StaleWriterError when a stale
-   * writer appended while the lease is still ours (the caller re-reads and repairs).
+   * Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel, hears
+   * interrupting messages; then releases the lease and publishes turn-done. Called right after
+   * the lease is acquired: renewal starts before the log loads, so a long log never lets the
+   * lease lapse into a takeover. Every store call of the held tab (the session's) waits out a
+   * store outage for as long as the lease may still be this worker's, so an outage delays a turn
+   * but does not end it. Returns null when another worker took the tab; throws StaleWriterError
+   * when a stale writer appended while the lease is still ours (the caller re-reads and repairs).
    */
   hold(
     tabId: string,
@@ -47,6 +55,11 @@ export interface TabHolder {
    * turn over reads it there) and then for this worker's cancel checks.
    */
   beginTurn(session: TabSession, cancel: CancelWatch, cancelGeneration: number): Promise<void>;
+  /**
+   * Tells the holder of the tab that an `interrupt` message is in its inbox: directly when it is
+   * held here, else on the bus (`interruptSubject`) for the worker that holds it. Never throws.
+   */
+  announceInterrupt(notice: InterruptNotice): Promise<void>;
   /** The tabs held right now, by id. */
   readonly sessions: ReadonlyMap<string, TabSession>;
   /** True from the start of `hold(tabId)` to its end, the log load included. */
@@ -71,6 +84,8 @@ export function createTabHolder(deps: {
   const { bus, logger, metrics, health, workerId, leaseMs } = deps;
   const sessions = new Map<string, TabSession>();
   const holding = new Set<string>();
+  /** How each tab held here hears of an interrupting message. */
+  const listening = new Map<string, (notice: InterruptNotice) => void>();
 
   async function hold(
     tabId: string,
@@ -79,9 +94,19 @@ export function createTabHolder(deps: {
     parentSignal?: AbortSignal,
   ): Promise<TurnOutcome | null> {
     const cancel = new CancelWatch();
+    const interrupts = new InterruptWatch();
     const abortTurn = () => cancel.abort();
     let session: TabSession | null = null;
     let lostWhileLoading = false;
+    const hearInterrupt = ({ chunkId, cancelGeneration }: InterruptNotice) => {
+      if (cancel.signal.aborted) return;
+      // Accepted after a cancel of this turn: the message waits for a turn of its own, and the
+      // cancel reaches the turn by its own paths (NATS, the store, the drain).
+      if (cancelGeneration !== undefined && cancel.acceptedAfterCancel(cancelGeneration)) return;
+      // The turn took the message in already (its opener, or a drain before the notice).
+      if (session?.log.some((chunk) => chunk.id === chunkId)) return;
+      interrupts.hear();
+    };
     holding.add(tabId);
     const store = patientStore(deps.store, {
       health,
@@ -114,6 +139,8 @@ export function createTabHolder(deps: {
     );
     const held: Subscription[] = [];
     try {
+      // An interrupt stored by this worker's own intake is heard directly, from the start.
+      listening.set(tabId, hearInterrupt);
       // Listening before the log is read: the tab shows as running from the lease on, and a
       // cancel sent then must not fall in the gap while a long log loads. One published before
       // this subscription is found in the store before the first model call.
@@ -121,6 +148,12 @@ export function createTabHolder(deps: {
         await bus.subscribe(cancelSubject(tabId), (payload) => {
           const command = CancelCommandSchema.safeParse(payload);
           cancel.hear(command.success ? command.data.generation : undefined);
+        }),
+      );
+      held.push(
+        await bus.subscribe(interruptSubject(tabId), (payload) => {
+          const notice = InterruptNoticeSchema.safeParse(payload);
+          if (notice.success) hearInterrupt(notice.data);
         }),
       );
       // From the latest compaction on: what a request is built from, whatever the tab's depth.
@@ -134,7 +167,7 @@ export function createTabHolder(deps: {
       parentSignal?.addEventListener('abort', abortTurn, { once: true });
       if (parentSignal?.aborted) abortTurn();
       held.push(await bus.serve(snapshotSubject(tabId), async () => current.snapshot()));
-      const outcome = await body(current, cancel);
+      const outcome = await body(current, cancel, interrupts);
       clearInterval(renewer);
       logger.debug({ tabId, turnId, reason: outcome?.reason }, 'turn over; releasing');
       const usage = outcome?.usage ?? emptyUsage();
@@ -171,6 +204,7 @@ export function createTabHolder(deps: {
     } finally {
       clearInterval(renewer);
       holding.delete(tabId);
+      if (listening.get(tabId) === hearInterrupt) listening.delete(tabId);
       parentSignal?.removeEventListener('abort', abortTurn);
       if (session) {
         sessions.delete(tabId);
@@ -190,5 +224,25 @@ export function createTabHolder(deps: {
     cancel.begin(cancelGeneration);
   }
 
-  return { hold, beginTurn, sessions, holds: (tabId) => holding.has(tabId) };
+  async function announceInterrupt(notice: InterruptNotice): Promise<void> {
+    const local = listening.get(notice.tabId);
+    if (local) {
+      local(notice);
+      return;
+    }
+    try {
+      await bus.publish(interruptSubject(notice.tabId), notice);
+    } catch (error) {
+      // The holder still takes the message in at its next step boundary.
+      logger.warn({ err: error, tabId: notice.tabId }, 'interrupt not announced');
+    }
+  }
+
+  return {
+    hold,
+    beginTurn,
+    announceInterrupt,
+    sessions,
+    holds: (tabId) => holding.has(tabId),
+  };
 }

@@ -9,6 +9,7 @@ import { inSpan } from '@chunklog/runtime';
 import type { ChunkStore } from '@chunklog/store';
 import { type Span, SpanKind } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import type { StoredMessage } from '../claim/claim';
 import type { StoreHealth } from '../health/store-health';
 import { untilStoreAnswers } from '../health/wait-out-outage';
 import type { MessagesBeingStored } from './messages-being-stored';
@@ -28,7 +29,8 @@ export function createIntake(deps: {
   store: ChunkStore;
   logger: Logger;
   health: StoreHealth;
-  claim: (tabId: string) => Promise<void>;
+  /** Claims the tab of a message just stored (see Claimer.claim). */
+  claim: (tabId: string, stored?: StoredMessage) => Promise<void>;
   /** Records a message the store refuses as an error in its tab; false when the tab is busy. */
   refuse: (tabId: string, chunkId: string, why: string) => Promise<boolean>;
   stopping: () => boolean;
@@ -107,7 +109,11 @@ export function createIntake(deps: {
       return;
     }
     await item.ack();
-    await claim(tabId);
+    await claim(tabId, {
+      chunkId,
+      mode,
+      ...(cancelGeneration === undefined ? {} : { cancelGeneration }),
+    });
   }
 
   async function refuse(item: WorkItem, tabId: string, chunkId: string, error: unknown) {

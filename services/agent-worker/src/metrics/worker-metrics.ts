@@ -1,10 +1,13 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** How a tool call ended, as the `outcome` label of the tool histogram. */
-export type ToolCallOutcome = 'ok' | 'error' | 'cancelled';
+export type ToolCallOutcome = 'ok' | 'error' | 'cancelled' | 'interrupted';
 
-/** How one model call (an attempt at a step) ended, as the `outcome` label. */
-export type ModelStepOutcome = 'finished' | 'failed' | 'aborted';
+/**
+ * How one model call (an attempt at a step) ended, as the `outcome` label: `aborted` by a cancel
+ * or a lost lease, `interrupted` by a new message (cut short, not failed).
+ */
+export type ModelStepOutcome = 'finished' | 'failed' | 'aborted' | 'interrupted';
 
 /**
  * The worker's Prometheus instruments. Every name starts with `chunklog_worker_` so the
@@ -65,7 +68,7 @@ export function createWorkerMetrics(registry = new Registry()): WorkerMetrics {
     }),
     modelStepSeconds: new Histogram({
       name: 'chunklog_worker_model_step_seconds',
-      help: 'One model call from request to the end of its stream, by outcome',
+      help: 'One model call from request to the end of its stream, by outcome (finished, failed, aborted, interrupted)',
       labelNames: ['outcome'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers: [registry],
@@ -78,7 +81,7 @@ export function createWorkerMetrics(registry = new Registry()): WorkerMetrics {
     }),
     toolSeconds: new Histogram({
       name: 'chunklog_worker_tool_seconds',
-      help: 'Tool run time, by tool and outcome (ok, error, cancelled)',
+      help: 'Tool run time, by tool and outcome (ok, error, cancelled, interrupted)',
       labelNames: ['tool', 'outcome'],
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 120],
       registers: [registry],

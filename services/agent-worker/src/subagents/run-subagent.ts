@@ -35,7 +35,7 @@ export function createSubagentRunner(deps: {
     const outcome = await holder.hold(
       child.id,
       turnId,
-      async (session, cancel) => {
+      async (session, cancel, interrupts) => {
         // A brand-new tab: any cancel of it stops the subagent.
         await holder.beginTurn(session, cancel, 0);
         const result = await runTurn({
@@ -45,6 +45,7 @@ export function createSubagentRunner(deps: {
           turnId,
           start: { kind: 'message', message: { chunkId: ids(), text: prompt } },
           cancel,
+          interrupts,
         });
         answer = lastStepText(session.log);
         return result;

@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { addUsage } from '@chunklog/chunk-core';
+import { wasInterrupted } from '../holding/interrupt-watch';
 import { LeaseLostError } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { sleep } from './abortable';
@@ -12,6 +13,11 @@ import { checkCancel, type RunningTurn } from './turn';
 export type ModelStepResult =
   | { kind: 'answered'; toolCalls: StepToolCall[]; stopReason: string | null }
   | { kind: 'cancelled' }
+  /**
+   * Cut by an interrupting message (mid-stream, or while waiting to retry): the partial text is
+   * sealed as interrupted; `toolCalls` are the calls sealed before the cut, never run.
+   */
+  | { kind: 'interrupted'; toolCalls: StepToolCall[] }
   /** Failed for good: not retryable, or out of attempts; nothing of the step was sealed. */
   | { kind: 'failed'; error: unknown };
 
@@ -20,11 +26,15 @@ export type ModelStepResult =
  * retry-after). Each attempt's request is built from the log as it is then: a failed attempt
  * may have sealed chunks the retry must carry. Calls sealed before a mid-stream failure are
  * real, so the step ends with them instead of retrying. Usage of every attempt is summed into
- * the turn's.
+ * the turn's. `signal` is the step's (see InterruptWatch): a cut it makes is no failure, and is
+ * never retried.
  */
-export async function callModel(turn: RunningTurn, step: number): Promise<ModelStepResult> {
+export async function callModel(
+  turn: RunningTurn,
+  step: number,
+  signal: AbortSignal,
+): Promise<ModelStepResult> {
   const { deps, session, config, turnId } = turn;
-  const signal = turn.cancel.signal;
   const offered = offeredTools(turn);
   let toolCalls: StepToolCall[] = [];
   let compactedForLength = false;
@@ -50,6 +60,7 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
     turn.usage = addUsage(turn.usage, result.usage);
     toolCalls.push(...result.toolCalls);
     if (result.outcome === 'aborted') return { kind: 'cancelled' };
+    if (result.outcome === 'interrupted') return { kind: 'interrupted', toolCalls };
     if (result.outcome === 'finished') {
       if (result.cacheMiss !== null) {
         deps.logger.info(
@@ -93,7 +104,9 @@ export async function callModel(turn: RunningTurn, step: number): Promise<ModelS
     // A retry is a model call too: a cancel recorded during the wait (retry-after can be a
     // minute) and never heard on NATS stops the turn here, not after one more answer.
     await checkCancel(turn);
-    if (signal.aborted) return { kind: 'cancelled' };
+    if (turn.cancel.signal.aborted) return { kind: 'cancelled' };
+    // A new message arrived meanwhile: the next step answers it instead of this retry.
+    if (wasInterrupted(signal)) return { kind: 'interrupted', toolCalls: [] };
     toolCalls = [];
   }
 }

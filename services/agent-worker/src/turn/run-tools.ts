@@ -1,5 +1,6 @@
 import { toolResultChunk } from '@chunklog/chunk-core';
 import { inSpan } from '@chunklog/runtime';
+import { wasInterrupted } from '../holding/interrupt-watch';
 import { secondsSince, type ToolCallOutcome } from '../metrics/worker-metrics';
 import type { ToolOutcome } from '../tools/tool-registry';
 import { GEN_AI } from '../tracing/gen-ai-attributes';
@@ -9,18 +10,19 @@ import type { RunningTurn } from './turn';
 
 /**
  * Runs a step's tool calls concurrently, sealing each result as it completes. Returns once all
- * are in, or at once when the turn is aborted: a cancel must not wait for a tool that ignores
- * its abort signal.
+ * are in, or at once when `signal` (the step's) aborts: a cancel or an interrupting message must
+ * not wait for a tool that ignores its abort signal. The calls it stopped are left unanswered,
+ * for the caller to answer.
  */
 export async function runTools(
   turn: RunningTurn,
   calls: readonly StepToolCall[],
   step: number,
+  signal: AbortSignal,
 ): Promise<void> {
   const { session, turnId } = turn;
   const { tools } = turn;
   const { metrics, newId } = turn.deps;
-  const signal = turn.cancel.signal;
   const all = Promise.all(
     calls.map((call) => {
       // Names come from the model, and MCP tools' from any tab's servers: only the worker's
@@ -52,13 +54,15 @@ export async function runTools(
                 isError: true,
               };
         const toolOutcome: ToolCallOutcome = signal.aborted
-          ? 'cancelled'
+          ? wasInterrupted(signal)
+            ? 'interrupted'
+            : 'cancelled'
           : outcome.isError
             ? 'error'
             : 'ok';
         span.setAttribute('chunklog.tool.outcome', toolOutcome);
         metrics?.toolSeconds.observe({ tool, outcome: toolOutcome }, secondsSince(startedAt));
-        // A cancelled turn answers its calls itself; a late result must not land after that.
+        // A cut step answers its calls itself; a late result must not land after that.
         if (signal.aborted) return;
         await session.append([
           toolResultChunk(

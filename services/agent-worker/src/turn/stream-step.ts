@@ -14,6 +14,7 @@ import {
   type Usage,
 } from '@chunklog/chunk-core';
 import { inSpan, recordSpanError } from '@chunklog/runtime';
+import { wasInterrupted } from '../holding/interrupt-watch';
 import type { TabSession } from '../holding/tab-session';
 import { type ModelStepOutcome, secondsSince, type WorkerMetrics } from '../metrics/worker-metrics';
 import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
@@ -35,7 +36,9 @@ export type StreamStepResult =
   /** Failed (HTTP error, mid-stream `error` event, cut stream); what sealed before stays. */
   | { outcome: 'failed'; error: unknown; usage: Usage; toolCalls: StepToolCall[] }
   /** Aborted by cancel or lease loss; the partial text was sealed with interrupted: true. */
-  | { outcome: 'aborted'; usage: Usage; toolCalls: StepToolCall[] };
+  | { outcome: 'aborted'; usage: Usage; toolCalls: StepToolCall[] }
+  /** Cut by an interrupting message; sealed as for an abort, and no failure. */
+  | { outcome: 'interrupted'; usage: Usage; toolCalls: StepToolCall[] };
 
 /** The SDK throws on the `error` event, so a stream that just stops is reported with this. */
 export class StreamEndedEarlyError extends Error {
@@ -237,8 +240,9 @@ async function streamModel(input: StreamStepInput): Promise<StreamStepResult> {
       // The step already failed; the original error is the one worth reporting.
     }
     if (signal.aborted) {
-      timed('aborted');
-      return { outcome: 'aborted', usage: state.usage, toolCalls };
+      const outcome = wasInterrupted(signal) ? 'interrupted' : 'aborted';
+      timed(outcome);
+      return { outcome, usage: state.usage, toolCalls };
     }
     timed('failed');
     return { outcome: 'failed', error, usage: state.usage, toolCalls };

@@ -1,12 +1,13 @@
 import { emptyUsage, type TabConfig, type TurnDoneReason } from '@chunklog/chunk-core';
 import { inSpan } from '@chunklog/runtime';
 import type { CancelWatch } from '../holding/cancel-watch';
+import { type InterruptWatch, wasInterrupted } from '../holding/interrupt-watch';
 import { LeaseLostError, type TabSession } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { combineToolSets } from '../tools/combine-tool-sets';
 import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
 import { compactionSettings, compactTab, wouldPassThreshold } from './compact';
-import { callModel, offeredTools } from './model-step';
+import { callModel, type ModelStepResult, offeredTools } from './model-step';
 import {
   continuesAfterStep,
   planFailure,
@@ -28,7 +29,9 @@ import {
  * Runs one turn on a tab whose lease the caller holds: appends the opening user chunk, then
  * per step builds the request from the log, streams the model into sealed chunks, runs the
  * step's tool calls concurrently (each result sealed as it completes), and folds waiting
- * `interrupt` messages in after the step's tool results. Publishes turn-start (not turn-done:
+ * `interrupt` messages in after the step's tool results. An `interrupt` message heard of while a
+ * step runs cuts the step at once (its partial text sealed as interrupted, its unfinished tool
+ * calls answered with errors), and the next step answers it. Publishes turn-start (not turn-done:
  * the caller publishes it after releasing the lease, so a client reacting to it finds the tab
  * idle). Before every model call it reads the tab's cancel generation, so a cancel nobody heard
  * on NATS still stops the turn (the opening user chunk is written first: an accepted message is
@@ -63,7 +66,12 @@ interface TurnInput {
   turnId: string;
   start: TurnStart;
   cancel: CancelWatch;
+  interrupts: InterruptWatch;
 }
+
+/** The result given to a tool call that an interrupting message stopped or kept from running. */
+export const INTERRUPTED_TOOL_RESULT =
+  'The tool call was interrupted by a new message before it finished.';
 
 async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
   const { deps, session, turnId, start } = input;
@@ -131,7 +139,11 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
           return finish(await endCancelled(turn, step === 0 ? 0 : step - 1));
       }
 
-      const answer = await callModel(turn, step);
+      // A message heard of after the latest inbox read joins the turn before the model call.
+      while (input.interrupts.pending) await drainInbox(turn, step === 0 ? 0 : step - 1);
+      if (signal.aborted) return finish(await endCancelled(turn, step === 0 ? 0 : step - 1));
+
+      const { answer, interrupted } = await runStep(turn, step);
       if (answer.kind === 'cancelled') return finish(await endCancelled(turn, step));
       if (answer.kind === 'failed') {
         await session.append([
@@ -140,13 +152,19 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
         await answerUnanswered(turn, 'The turn ended with an error before the tool ran.');
         return finish('error');
       }
-      if (answer.toolCalls.length > 0) {
-        await runTools(turn, answer.toolCalls, step);
-        if (signal.aborted) return finish(await endCancelled(turn, step));
+      // A cancel during the tools (or after a cut) ends the turn; one after a final answer does not.
+      if ((answer.toolCalls.length > 0 || interrupted) && signal.aborted)
+        return finish(await endCancelled(turn, step));
+      if (interrupted) {
+        // Cut by a new message: the calls it left (stopped, or sealed and never run) get error
+        // results, and the message follows them.
+        deps.logger.info({ tabId, turnId, step }, 'step interrupted by a new message');
+        await answerUnanswered(turn, INTERRUPTED_TOOL_RESULT);
       }
       const interrupts = await drainInbox(turn, step);
+      const stopReason = answer.kind === 'answered' ? answer.stopReason : null;
       if (
-        answer.stopReason === 'model_context_window_exceeded' &&
+        stopReason === 'model_context_window_exceeded' &&
         answer.toolCalls.length === 0 &&
         !recoveredFromWindow
       ) {
@@ -157,7 +175,7 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
       }
       const goesOn = continuesAfterStep({
         toolCalls: answer.toolCalls.length,
-        stopReason: answer.stopReason,
+        stopReason,
         interrupts,
       });
       if (!goesOn) return finish('completed');
@@ -223,9 +241,33 @@ async function runCompactionTurn(
   return { reason, usage: turn.usage };
 }
 
+/**
+ * A step: its model call, then its tool calls, under the step's signal (the turn's cancel, or an
+ * interrupting message). `interrupted`: a new message cut the step (its stream, its retry wait or
+ * its tools).
+ */
+async function runStep(
+  turn: RunningTurn,
+  step: number,
+): Promise<{ answer: ModelStepResult; interrupted: boolean }> {
+  const signal = turn.interrupts.beginStep(turn.cancel.signal);
+  try {
+    const answer = await callModel(turn, step, signal);
+    if (answer.kind === 'answered' && answer.toolCalls.length > 0) {
+      await runTools(turn, answer.toolCalls, step, signal);
+    }
+    return { answer, interrupted: wasInterrupted(signal) };
+  } finally {
+    turn.interrupts.endStep();
+  }
+}
+
 /** Appends what waiting messages become after `step` (see planInbox); returns the interrupts. */
 async function drainInbox(turn: RunningTurn, step: number): Promise<number> {
-  const { session, cancel, deps } = turn;
+  const { session, cancel, deps, interrupts } = turn;
+  // Every interrupt heard of before this read is for a message the read finds, or one the log
+  // holds already.
+  const mark = interrupts.mark();
   const waiting = await session.store.inboxList(session.tabId);
   // A stamp above the turn's own can only come from a cancel made before that message.
   for (const message of waiting) cancel.hear(message.cancelGeneration);
@@ -239,6 +281,7 @@ async function drainInbox(turn: RunningTurn, step: number): Promise<number> {
   });
   if (plan.append.length > 0) await session.append(plan.append);
   if (plan.remove.length > 0) await session.store.inboxRemove(session.tabId, plan.remove);
+  interrupts.handledThrough(mark);
   return plan.interrupts;
 }
 

@@ -3,6 +3,7 @@ import type { TabConfig, TurnDoneReason, Usage } from '@chunklog/chunk-core';
 import type { InboxMessage } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { CancelWatch } from '../holding/cancel-watch';
+import type { InterruptWatch } from '../holding/interrupt-watch';
 import type { TabSession } from '../holding/tab-session';
 import type { McpToolbox } from '../mcp/mcp-toolbox';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
@@ -57,6 +58,8 @@ export interface RunningTurn {
   turnId: string;
   /** Decides cancel; its signal also aborts on lease loss (through the session). */
   cancel: CancelWatch;
+  /** Cuts the running step when an interrupting message arrives. */
+  interrupts: InterruptWatch;
   /** The tools the turn offers and runs: the worker's own, then its tab's MCP servers'. */
   tools: ToolSet;
   usage: Usage;
