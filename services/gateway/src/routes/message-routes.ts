@@ -46,7 +46,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         operationId: 'sendMessage',
         summary: 'Send a user message; 202 with the id its user chunk will have',
         description:
-          'With an Idempotency-Key, a retry with the same body answers the same 202 (Idempotent-Replayed: true) and the message is stored once.',
+          'mode says what the message does to a running turn. interrupt (the default) stops the running step at once: a partial answer is kept, marked interrupted (thinking or a tool call cut mid-block is dropped), tool calls it leaves unfinished are answered with an error result ("interrupted by a new message"), and the model answers this message next, in the same turn. enqueue waits for a turn of its own; reject answers 409 while a turn runs. With an Idempotency-Key, a retry with the same body answers the same 202 (Idempotent-Replayed: true) and the message is stored once.',
         params: TabIdParamsSchema,
         headers: IdempotencyHeadersSchema,
         body: createMessageBodySchema(context.limits.textLength),
