@@ -1,15 +1,8 @@
 import type { Chunk } from '@chunklog/chunk-core';
+import { ChunklogClient, type TabView, type TabViewSnapshot } from '@chunklog/client';
+import { type FlakyProxy, readLog, startFlakyProxy, waitFor } from '@chunklog/client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChunklogClient } from './client';
-import type { TabView, TabViewSnapshot } from './tab-view';
-import {
-  type FlakyProxy,
-  type RealGateway,
-  readLog,
-  startFlakyProxy,
-  startRealGateway,
-  waitFor,
-} from './testing';
+import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
 async function storedLog(client: ChunklogClient, tabId: string): Promise<Map<number, Chunk>> {
   return new Map((await readLog(client, tabId)).map((chunk) => [chunk.seq, chunk]));

@@ -1,9 +1,14 @@
 import { type Chunk, validateRequest } from '@chunklog/chunk-core';
+import {
+  everyBackend,
+  type GatewayHarness,
+  openEventSource,
+  openWebSocket,
+  sealsOf,
+  startGateway,
+} from '@chunklog/gateway/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayHarness, startGateway } from './testing/gateway-harness';
-import { startSimulatedWorker } from './testing/simulated-worker';
-import { openEventSource, openWebSocket, sealsOf } from './testing/stream-clients';
-import { everyBackend } from './testing/test-backends';
+import { startSimulatedWorker } from '../support/simulated-worker';
 
 const backends = await everyBackend();
 

@@ -9,18 +9,23 @@ import { builtinTools } from '@chunklog/agent-worker';
 import { holdTool } from '@chunklog/agent-worker/testing';
 import { type Chunk, INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
 import {
+  apiRouteCalls,
+  expectedError,
+  type GatewayHarness,
+  openEventSource,
+  openWebSocket,
+  postgresBackend,
+  type ReceivedEvent,
+  startGateway,
+} from '@chunklog/gateway/testing';
+import {
   type PrivatePostgres,
   privatePostgresAvailable,
   sleep,
   startPrivatePostgres,
 } from '@chunklog/test-infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRouteCalls } from './testing/api-routes';
-import { expectedError } from './testing/expected-error';
-import { type GatewayHarness, startGateway } from './testing/gateway-harness';
-import { startSimulatedWorker } from './testing/simulated-worker';
-import { openEventSource, openWebSocket, type ReceivedEvent } from './testing/stream-clients';
-import { postgresBackend } from './testing/test-backends';
+import { startSimulatedWorker } from '../support/simulated-worker';
 
 const available = privatePostgresAvailable();
 if (!available) console.warn('!!! SKIPPED: the gateway Postgres outage suite (no initdb/pg_ctl)');

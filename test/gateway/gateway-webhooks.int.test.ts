@@ -6,12 +6,15 @@ import {
   type WebhookEndpoint,
   WebhookEventSchema,
 } from '@chunklog/chunk-core';
+import {
+  everyBackend,
+  expectedError,
+  type GatewayHarness,
+  startGateway,
+} from '@chunklog/gateway/testing';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedError } from '../testing/expected-error';
-import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
-import { startSimulatedWorker } from '../testing/simulated-worker';
-import { everyBackend } from '../testing/test-backends';
+import { startSimulatedWorker } from '../support/simulated-worker';
 
 const backends = await everyBackend();
 

@@ -1,7 +1,7 @@
+import { ChunklogClient, ChunklogError } from '@chunklog/client';
+import { readLog, waitFor } from '@chunklog/client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChunklogClient } from './client';
-import { ChunklogError } from './errors';
-import { type RealGateway, readLog, startRealGateway, waitFor } from './testing';
+import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
 /** The rejection of `promise`, which must reject. */
 async function failure(promise: Promise<unknown>): Promise<ChunklogError> {

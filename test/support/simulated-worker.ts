@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { createWorker, type Worker } from '@chunklog/agent-worker';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
+import type { GatewayHarness } from '@chunklog/gateway/testing';
 import { pino } from 'pino';
-import type { GatewayHarness } from './gateway-harness';
 
 /**
  * A real worker on the gateway's store and bus, with the simulator as its model; `overrides`

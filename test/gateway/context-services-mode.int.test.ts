@@ -31,7 +31,7 @@ import {
   type ServiceProcess,
   startServiceProcess,
   waitUntilReady,
-} from '../../../../test/e2e/service-process';
+} from '../e2e/service-process';
 
 const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
 

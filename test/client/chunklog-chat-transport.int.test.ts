@@ -2,13 +2,14 @@
  * The transport against the real gateway and worker (on the simulator), its parts folded by the
  * AI SDK itself (`readUIMessageStream`): the message it builds equals the stored log's.
  */
+
+import { type ChunklogClient, createClient } from '@chunklog/client';
+import { ChunklogChatTransport, chunksToUIMessages } from '@chunklog/client/ai-sdk';
+import { readLog, waitFor } from '@chunklog/client/testing';
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChunklogClient, createClient } from '../client';
-import { type RealGateway, readLog, startRealGateway, waitFor } from '../testing';
-import { ChunklogChatTransport } from './chunklog-chat-transport';
-import { chunksToUIMessages } from './chunks-to-ui-messages';
-import { memoryStorage } from './resume-points';
+import { memoryStorage } from '../../packages/client/src/ai-sdk/resume-points';
+import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
 let gateway: RealGateway;
 let client: ChunklogClient;

@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { ChunklogClient } from '@chunklog/client';
+import { readLog, waitFor } from '@chunklog/client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChunklogClient } from './client';
-import { type RealGateway, readLog, startRealGateway, waitFor } from './testing';
+import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
 const run = promisify(execFile);
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'client');
 const repositoryRoot = resolve(packageRoot, '..', '..');
 
 const chatScript = `

@@ -10,10 +10,15 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RealGateway, startRealGateway } from './testing';
-import { chromiumInstalled, chromiumPath, launchChromium, servePage } from './testing/browser';
+import {
+  chromiumInstalled,
+  chromiumPath,
+  launchChromium,
+  servePage,
+} from '../../packages/client/src/testing/browser';
+import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'client');
 
 if (!chromiumInstalled()) {
   console.warn(`\n!!! SKIPPED: the README browser test needs Chromium at ${chromiumPath}\n`);

@@ -1,20 +1,17 @@
 import type { Chunk } from '@chunklog/chunk-core';
+import {
+  ChunklogClient,
+  ChunklogError,
+  type StreamEvent,
+  type TabStream,
+  type WebSocketConstructor,
+} from '@chunklog/client';
+import { type FlakyProxy, readLog, startFlakyProxy, waitFor } from '@chunklog/client/testing';
 import { sleep } from '@chunklog/test-infra';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { ChunklogClient, type WebSocketConstructor } from './client';
-import { ChunklogError } from './errors';
-import type { StreamEvent } from './resume-filter';
-import type { TabStream } from './tab-stream';
-import {
-  type FlakyProxy,
-  type RealGateway,
-  readLog,
-  startFlakyProxy,
-  startRealGateway,
-  waitFor,
-} from './testing';
+import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
 /** Where each connection is cut: bytes from the server, drawn from a seed a failing run names. */
 function dropPoints(seed: number): () => number {

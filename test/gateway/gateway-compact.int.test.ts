@@ -1,9 +1,8 @@
 import type { Simulator } from '@chunklog/anthropic-sim';
 import type { Chunk } from '@chunklog/chunk-core';
+import { embeddedBackend, type GatewayHarness, startGateway } from '@chunklog/gateway/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayHarness, startGateway } from '../testing/gateway-harness';
-import { startSimulatedWorker } from '../testing/simulated-worker';
-import { embeddedBackend } from '../testing/test-backends';
+import { startSimulatedWorker } from '../support/simulated-worker';
 
 describe('POST /v1/tabs/:tabId/compact (embedded backend, real worker and simulator)', () => {
   let gateway: GatewayHarness;

@@ -15,9 +15,14 @@ import pino from 'pino';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumInstalled, chromiumPath, launchChromium, servePage } from '../testing/browser';
+import {
+  chromiumInstalled,
+  chromiumPath,
+  launchChromium,
+  servePage,
+} from '../../packages/client/src/testing/browser';
 
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'client');
 const appRoot = join(packageRoot, 'test-app', 'ai-sdk-chat');
 
 if (!chromiumInstalled()) {
