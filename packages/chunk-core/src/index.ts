@@ -185,7 +185,12 @@ export {
   type StepCacheMiss,
 } from './wire/cache-miss';
 export { fitChunkForWire } from './wire/fit-chunk-for-wire';
-export { buildMessages, type FoldOptions, MessageFold } from './wire/message-fold';
+export {
+  buildMessages,
+  type FoldOptions,
+  LEFT_OUT_MESSAGE_TEXT,
+  MessageFold,
+} from './wire/message-fold';
 export { toolResultText } from './wire/tool-result-text';
 export {
   MAX_CACHE_BREAKPOINTS,

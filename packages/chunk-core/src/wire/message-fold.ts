@@ -5,7 +5,8 @@
  *
  * Shape: per step one assistant message (thinking, text, tool_use in seq order), then one user
  * message holding that step's tool_result blocks first and any user text (interrupts, the next
- * turn's message) after them. `system` and `error` chunks are display-only and skipped.
+ * turn's message) after them. `system` and `error` chunks are display-only and skipped, but an
+ * error that ends a turn before the model answered its user texts leaves those texts out.
  *
  * Cache stability: a message, once a later chunk started the next one, is never rebuilt; only the
  * last message (the step still being written) can change as chunks arrive. Every decision below
@@ -46,6 +47,10 @@ import type {
 /** What the fold needs of a chunk: its body, its turn and step, and (optionally) its seq. */
 export type FoldableChunk = ChunkBody & { turnId: string; step: number; seq?: number };
 
+/** What stands in a request for user texts left out because their turn failed unanswered. */
+export const LEFT_OUT_MESSAGE_TEXT =
+  '(A message sent here is left out: the model failed to answer it.)';
+
 /** Text of the user message put first when a log does not start with one. */
 export const PLACEHOLDER_USER_TEXT = '(The earlier conversation is not available.)';
 
@@ -83,6 +88,8 @@ type UserDraft = {
   carried: WireContentBlock[];
   results: WireToolResultBlock[];
   texts: WireTextBlock[];
+  /** The turn of each of `texts`, by index: a turn that fails unanswered takes its texts back. */
+  textTurns: string[];
   /** The calls of the assistant message just before, which this message answers. */
   calls: ToolCallSlot[];
 };
@@ -139,7 +146,7 @@ export class MessageFold {
     switch (chunk.type) {
       case 'text':
         if (chunk.role === 'assistant') this.appendAssistantText(chunk, chunk.data.text);
-        else this.appendUserText(chunk.data.text);
+        else this.appendUserText(chunk.data.text, chunk.turnId);
         return;
       case 'thinking':
         this.appendThinking(chunk);
@@ -151,6 +158,8 @@ export class MessageFold {
         this.appendToolResult(chunk);
         return;
       case 'error':
+        this.leaveOutUnansweredTexts(chunk.turnId);
+        return;
       case 'system':
       case 'compaction':
         return;
@@ -255,9 +264,32 @@ export class MessageFold {
     draft.results.push(block);
   }
 
-  private appendUserText(text: string): void {
+  private appendUserText(text: string, turnId: string): void {
     if (isBlank(text)) return;
-    this.userDraft().texts.push({ type: 'text', text });
+    const draft = this.userDraft();
+    draft.texts.push({ type: 'text', text });
+    draft.textTurns.push(turnId);
+  }
+
+  /**
+   * A turn that ended in an error with its user texts still unanswered (no model output after
+   * them: they are in the open user message) takes them out of every later request: a message
+   * that made the model fail would otherwise be sent again with each new one, and fail it too.
+   * A short note (`LEFT_OUT_MESSAGE_TEXT`) stands in their place. They stay in the log; a client
+   * sends the text again to retry it. Only the open message changes, so every request built
+   * before keeps its bytes.
+   */
+  private leaveOutUnansweredTexts(turnId: string): void {
+    const draft = this.draft;
+    if (draft === null || draft.role !== 'user') return;
+    const keep = draft.textTurns.map((textTurn) => textTurn !== turnId);
+    if (keep.every(Boolean)) return;
+    draft.texts = draft.texts.filter((_text, index) => keep[index]);
+    draft.textTurns = draft.textTurns.filter((_turn, index) => keep[index]);
+    // A note in their place keeps the message: the one before it stays where it was, not last
+    // (a last assistant message is trimmed as a prefill), so its bytes do not change.
+    draft.texts.push({ type: 'text', text: LEFT_OUT_MESSAGE_TEXT });
+    draft.textTurns.push('');
   }
 
   /** The assistant message of the chunk's step, starting it (and closing the draft) if needed. */
@@ -304,7 +336,14 @@ export class MessageFold {
       this.closed.pop();
       carried = last.content;
     }
-    const next: UserDraft = { role: 'user', carried, results: [], texts: [], calls };
+    const next: UserDraft = {
+      role: 'user',
+      carried,
+      results: [],
+      texts: [],
+      textTurns: [],
+      calls,
+    };
     this.draft = next;
     return next;
   }

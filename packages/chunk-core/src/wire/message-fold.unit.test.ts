@@ -10,6 +10,7 @@ import { buildRequest, stripCacheControl } from './build-request';
 import {
   buildMessages,
   EMPTY_TOOL_RESULT_TEXT,
+  LEFT_OUT_MESSAGE_TEXT,
   MessageFold,
   MISSING_TOOL_RESULT_TEXT,
   PLACEHOLDER_USER_TEXT,
@@ -227,6 +228,52 @@ describe('buildMessages', () => {
       type: 'text',
       text: 'partial answer ',
     });
+  });
+
+  it('leaves out the texts of a turn that failed before the model answered them', () => {
+    const log = new ChunkLogWriter();
+    log.startTurn();
+    log.userText('Hello');
+    log.assistantText('Hi.');
+    log.startTurn();
+    log.userText('A message the model fails on');
+    const whileFailing = buildMessages(log.chunks);
+    expect(whileFailing.at(-1)?.content).toEqual([
+      { type: 'text', text: 'A message the model fails on' },
+    ]);
+    log.error('The model call failed: 400 invalid request');
+    log.startTurn();
+    log.userText('Something else');
+    const messages = foldValid(log);
+    expect(messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Hello' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Hi.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: LEFT_OUT_MESSAGE_TEXT },
+          { type: 'text', text: 'Something else' },
+        ],
+      },
+    ]);
+    // Every message the failing turn's requests settled is still there, byte for byte.
+    expect(serialize(messages).slice(0, 2)).toEqual(serialize(whileFailing).slice(0, 2));
+  });
+
+  it('keeps the texts of a failed turn that the model had answered, and other turns’ texts', () => {
+    const log = new ChunkLogWriter();
+    log.startTurn();
+    log.userText('Look it up');
+    log.toolCall('toolu_a', 'lookup', {});
+    log.toolResult('toolu_a', 'found');
+    log.error('The model call failed: 529 overloaded');
+    log.startTurn();
+    log.userText('And then?');
+    const messages = foldValid(log);
+    expect(messages[0]?.content).toEqual([{ type: 'text', text: 'Look it up' }]);
+    expect(messages.at(-1)?.content.at(-1)).toEqual({ type: 'text', text: 'And then?' });
+    expect(JSON.stringify(messages)).toContain('found');
+    expect(JSON.stringify(messages)).not.toContain(LEFT_OUT_MESSAGE_TEXT);
   });
 
   it('ignores chunks whose seq was already folded', () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { validateRequest } from '@chunklog/chunk-core';
+import { LEFT_OUT_MESSAGE_TEXT, validateRequest } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import { buildStepRequest } from '../request/step-request';
 import { assertGapFree, useHarnessWithWorker } from '../testing/harness';
@@ -49,8 +49,8 @@ describe('model errors', () => {
       data: { statusCode: 500 },
     });
 
-    // The next request (the simulator would replay the failing directive, which shares the
-    // user message with the next text since error chunks are skipped) passes the API's rules.
+    // The next request passes the API's rules (the failed text is left out of it, a note in
+    // its place; here the next message repeats it).
     const next = buildStepRequest({
       log: [...log, { ...log[0]!, id: randomUUID(), seq: log.length + 1, turnId: randomUUID() }],
       config: {},
@@ -59,6 +59,26 @@ describe('model errors', () => {
     });
     expect(validateRequest(next)).toEqual([]);
     expect(next.messages.map((message) => message.role)).toEqual(['user']);
+  });
+
+  it('leaves a message the model failed on out of later requests, so the next message is answered', async (context) => {
+    const harness = getHarness(context);
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'poisoned [[sim: error 400]]');
+    await harness.awaitTurnEnd(tab.id, 'error');
+    await harness.send(tab.id, 'recovered [[sim: text "back on track"]]');
+    const [, second] = await harness.turnsDone(tab.id, 2);
+    expect(second?.event === 'turn-done' && second.data.reason).toBe('completed');
+    const log = await harness.store.readAll(tab.id);
+    expect(log.at(-1)).toMatchObject({ type: 'text', data: { text: 'back on track' } });
+    // The failed message stays in the log, and a note stands in its place on the wire.
+    expect(
+      log.some((chunk) => chunk.type === 'text' && chunk.data.text.startsWith('poisoned')),
+    ).toBe(true);
+    const [answered] = harness.requestsMentioning('recovered');
+    expect(answered?.status).toBe(200);
+    expect(JSON.stringify(answered?.body)).not.toContain('poisoned');
+    expect(JSON.stringify(answered?.body)).toContain(LEFT_OUT_MESSAGE_TEXT);
   });
 
   it('handles an error event mid-stream: keeps the partial text, retries, and the log still builds a valid request', async (context) => {
