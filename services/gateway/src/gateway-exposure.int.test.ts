@@ -234,22 +234,36 @@ describe('gateway limits and hygiene', () => {
   });
 
   it('caps the tabs of a tenant at its limit with a 409, and lets it create again after a delete', async () => {
-    const capped = await startGateway(embeddedBackend, { limits: { tabsPerTenant: 3 } });
+    const capped = await startGateway(
+      embeddedBackend,
+      { limits: { tabsPerTenant: 3 } },
+      gateway.backend,
+    );
     try {
-      const tenant = capped.tenantB;
+      // A tenant of its own, with no tabs yet.
+      const { store } = gateway.backend;
+      const tenant = await store.createTenant({ name: `capped-${crypto.randomUUID()}` });
+      const key = `ck_capped_${crypto.randomUUID()}`;
+      await store.addApiKey(tenant.id, key);
       const made: string[] = [];
-      for (let index = 0; index < 3; index += 1) made.push(await capped.createTab(tenant));
-      const refused = await capped.request('POST', '/v1/tabs', { key: tenant.key, body: {} });
+      for (let index = 0; index < 3; index += 1) {
+        made.push(await capped.createTab({ id: tenant.id, key }));
+      }
+      const refused = await capped.request('POST', '/v1/tabs', { key, body: {} });
       expect(refused.status).toBe(409);
       expect(refused.body).toEqual(expectedError('conflict'));
-      const listed = await capped.request('GET', '/v1/tabs', { key: tenant.key });
+      const listed = await capped.request('GET', '/v1/tabs', { key });
       expect((listed.body as { tabs: unknown[] }).tabs).toHaveLength(3);
-      // The other tenant is not held back by this one's tabs.
-      expect((await capped.request('POST', '/v1/tabs', { body: {} })).status).toBe(201);
-      const deleted = await capped.request('DELETE', `/v1/tabs/${made[0]}`, { key: tenant.key });
+      // Another tenant is not held back by this one's tabs.
+      const other = await store.createTenant({ name: `uncapped-${crypto.randomUUID()}` });
+      const otherKey = `ck_uncapped_${crypto.randomUUID()}`;
+      await store.addApiKey(other.id, otherKey);
+      expect((await capped.request('POST', '/v1/tabs', { key: otherKey, body: {} })).status).toBe(
+        201,
+      );
+      const deleted = await capped.request('DELETE', `/v1/tabs/${made[0]}`, { key });
       expect(deleted.status).toBe(204);
-      const again = await capped.request('POST', '/v1/tabs', { key: tenant.key, body: {} });
-      expect(again.status).toBe(201);
+      expect((await capped.request('POST', '/v1/tabs', { key, body: {} })).status).toBe(201);
     } finally {
       await capped.close();
     }
