@@ -105,6 +105,15 @@ export class TabView {
   }
 
   /**
+   * The running turn, as the snapshot has it, without building a snapshot: cheap enough to read
+   * on every change (a listener that must see a turn start and end however fast they follow
+   * each other, where the snapshot is read once per frame).
+   */
+  get liveTurnId(): string | null {
+    return this.following ? this.window.liveTurnId() : this.detachedLiveTurn;
+  }
+
+  /**
    * Calls `listener` after every change; returns the unsubscribe. The first subscriber starts
    * the view. (Svelte's store contract also wants the value at once: use `toStore()`.)
    */
@@ -124,7 +133,7 @@ export class TabView {
       groups: this.window.renderGroups(),
       chunks: this.window.chunks(),
       openBlocks: this.window.openBlocks(),
-      liveTurnId: this.following ? this.window.liveTurnId() : this.detachedLiveTurn,
+      liveTurnId: this.liveTurnId,
       status: this.status,
       loading: this.loading,
       hasOlder: this.window.nextPageBefore() !== null,
