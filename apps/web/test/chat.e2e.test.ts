@@ -78,8 +78,8 @@ describe('the chat', () => {
     await page.waitForSelector('text=listed 0');
 
     const tabId = await createTabInPage(page, 'to delete');
-    page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete tab' }).click();
     await page.waitForSelector('text=to delete', { state: 'detached' });
     expect((await fetch(`${product.url}/v1/tabs/${tabId}`)).status).toBe(404);
   });
