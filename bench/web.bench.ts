@@ -3,13 +3,18 @@
  * first chunk and back, with the window's limits and without them in the same run; long tasks
  * while an answer streams; the heap of the app showing a shallow tab, above which the heaps are
  * compared too, and of an empty page, the part of every heap that is not the app's; and how
- * long a deep tab takes to show its last page against a shallow one. The product runs as
+ * long a deep tab takes to show its last page against a shallow one; and the serious and
+ * critical accessibility violations axe-core finds on the app's screens. The product runs as
  * `npm start` does, on tabs seeded through the store API.
+ *
+ * `BENCH_WEB_SECTIONS=a11y npm run bench web.bench` runs only the named sections (`memory`:
+ * the scrolls and heaps, `paint`, `stream`, `a11y`), comma-separated; default all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { measureScreens } from '../apps/web/test/support/a11y';
 import { launchChromium } from '../apps/web/test/support/browser';
 import { type Product, startProduct } from '../apps/web/test/support/product';
 import { seedTabs } from '../apps/web/test/support/seed';
@@ -23,6 +28,19 @@ const PAGE = 500;
 const STREAM_SECONDS = 30;
 /** The CPU slowdown of the second streaming run. */
 const SLOWDOWN = 4;
+const SECTIONS = ['memory', 'paint', 'stream', 'a11y'] as const;
+type Section = (typeof SECTIONS)[number];
+
+function sectionsToRun(): Set<Section> {
+  const named = process.env.BENCH_WEB_SECTIONS?.split(',').map((name) => name.trim());
+  if (!named?.length || named.every((name) => name === '')) return new Set(SECTIONS);
+  for (const name of named) {
+    if (!SECTIONS.includes(name as Section)) {
+      throw new Error(`BENCH_WEB_SECTIONS: no section ${name} (${SECTIONS.join(', ')})`);
+    }
+  }
+  return new Set(named as Section[]);
+}
 
 async function heapMb(page: Page): Promise<number> {
   const session = await page.context().newCDPSession(page);
@@ -136,72 +154,108 @@ async function longTasksWhileStreaming(
   return tasks.length;
 }
 
+/**
+ * Serious and critical axe-core violations (rules broken, summed over the screens) on the
+ * welcome screen, a chat with thinking and a tool call, the context inspector and the key form.
+ */
+async function a11yViolations(browser: Browser, url: string): Promise<number> {
+  const found = await measureScreens(browser, url);
+  for (const violation of found) {
+    console.log(
+      `${violation.screen}: ${violation.id} (${violation.impact}) ${violation.nodes.join(', ')}`,
+    );
+  }
+  return found.length;
+}
+
 export default async function webBench(): Promise<Record<string, number>> {
+  const sections = sectionsToRun();
   const dataDir = mkdtempSync(join(tmpdir(), 'chunklog-web-bench-'));
-  const started = Date.now();
-  const [deep, longTurn, shallow] = await seedTabs(dataDir, [
-    { title: 'deep', depth: DEEP },
-    { title: 'one long turn', depth: LONG_TURN, turnLength: LONG_TURN },
-    { title: 'shallow', depth: SHALLOW },
-  ]);
-  console.log(`seeded ${DEEP + LONG_TURN + SHALLOW} chunks in ${Date.now() - started} ms`);
   let product: Product | null = null;
   let browser: Browser | null = null;
   try {
+    const seeded = sections.has('memory') || sections.has('paint');
+    let deep = '';
+    let longTurn = '';
+    let shallow = '';
+    if (seeded) {
+      const started = Date.now();
+      [deep, longTurn, shallow] = (await seedTabs(dataDir, [
+        { title: 'deep', depth: DEEP },
+        { title: 'one long turn', depth: LONG_TURN, turnLength: LONG_TURN },
+        { title: 'shallow', depth: SHALLOW },
+      ])) as [string, string, string];
+      console.log(`seeded ${DEEP + LONG_TURN + SHALLOW} chunks in ${Date.now() - started} ms`);
+    }
     [product, browser] = await Promise.all([startProduct({ dataDir }), launchChromium()]);
-    const tabUrl = (tabId: string, query = '') =>
-      `${product!.url}/?page=${PAGE}${query}#/tabs/${tabId}`;
+    const url = product.url;
+    const tabUrl = (tabId: string, query = '') => `${url}/?page=${PAGE}${query}#/tabs/${tabId}`;
+    const figures: Record<string, number> = {};
 
-    const deepScroll = await scrollThrough(browser, tabUrl(deep!), DEEP);
-    const deepUnbounded = await scrollThrough(browser, tabUrl(deep!, '&window=unbounded'), DEEP);
-    const turn = await scrollThrough(browser, tabUrl(longTurn!), LONG_TURN);
-    const turnUnbounded = await scrollThrough(
-      browser,
-      tabUrl(longTurn!, '&window=unbounded'),
-      LONG_TURN,
-    );
+    if (sections.has('memory')) {
+      const deepScroll = await scrollThrough(browser, tabUrl(deep), DEEP);
+      const deepUnbounded = await scrollThrough(browser, tabUrl(deep, '&window=unbounded'), DEEP);
+      const turn = await scrollThrough(browser, tabUrl(longTurn), LONG_TURN);
+      const turnUnbounded = await scrollThrough(
+        browser,
+        tabUrl(longTurn, '&window=unbounded'),
+        LONG_TURN,
+      );
+      const baseline = await baselineHeapMb(browser, tabUrl(shallow), SHALLOW);
+      const emptyPage = await emptyPageHeapMb(browser);
+      const aboveBaseline = (bounded: number, unbounded: number) =>
+        (bounded - baseline) / (unbounded - baseline);
+      Object.assign(figures, {
+        'web.heap_mb.deep_scroll': deepScroll.heapMb,
+        'web.heap_mb.unbounded': deepUnbounded.heapMb,
+        'web.heap_ratio.deep_scroll': deepScroll.heapMb / deepUnbounded.heapMb,
+        'web.heap_ratio.deep_scroll_above_baseline': aboveBaseline(
+          deepScroll.heapMb,
+          deepUnbounded.heapMb,
+        ),
+        'web.dom_nodes.deep_scroll': deepScroll.peakNodes,
+        'web.dom_nodes.unbounded': deepUnbounded.peakNodes,
+        'web.heap_mb.long_turn': turn.heapMb,
+        'web.heap_mb.long_turn_unbounded': turnUnbounded.heapMb,
+        'web.heap_ratio.long_turn': turn.heapMb / turnUnbounded.heapMb,
+        'web.heap_mb.app_baseline': baseline,
+        'web.heap_mb.empty_page': emptyPage,
+        'web.heap_ratio.long_turn_above_baseline': aboveBaseline(turn.heapMb, turnUnbounded.heapMb),
+      });
+    }
 
-    const baseline = await baselineHeapMb(browser, tabUrl(shallow!), SHALLOW);
-    const emptyPage = await emptyPageHeapMb(browser);
-    const aboveBaseline = (bounded: number, unbounded: number) =>
-      (bounded - baseline) / (unbounded - baseline);
+    if (sections.has('paint')) {
+      const paint = async (tabId: string, lastSeq: number) => {
+        const times: number[] = [];
+        for (let run = 0; run < 5; run += 1) {
+          const page = await browser!.newPage({ viewport: { width: 1200, height: 800 } });
+          times.push(await openTab(page, `${url}/#/tabs/${tabId}`, lastSeq));
+          await page.close();
+        }
+        return median(times);
+      };
+      const deepPaint = await paint(deep, DEEP);
+      const shallowPaint = await paint(shallow, SHALLOW);
+      Object.assign(figures, {
+        'web.first_paint_ms.deep_tab': deepPaint,
+        'web.first_paint_ms.shallow_tab': shallowPaint,
+        'web.first_paint_ratio.deep_over_shallow': deepPaint / shallowPaint,
+      });
+    }
 
-    const paint = async (tabId: string, lastSeq: number) => {
-      const times: number[] = [];
-      for (let run = 0; run < 5; run += 1) {
-        const page = await browser!.newPage({ viewport: { width: 1200, height: 800 } });
-        times.push(await openTab(page, `${product!.url}/#/tabs/${tabId}`, lastSeq));
-        await page.close();
-      }
-      return median(times);
-    };
-    const deepPaint = await paint(deep!, DEEP);
-    const shallowPaint = await paint(shallow!, SHALLOW);
-    const longTasks = await longTasksWhileStreaming(browser, product.url);
-    const slowLongTasks = await longTasksWhileStreaming(browser, product.url, SLOWDOWN);
+    if (sections.has('stream')) {
+      figures['web.stream.long_tasks'] = await longTasksWhileStreaming(browser, url);
+      figures['web.stream.long_tasks_cpu_4x'] = await longTasksWhileStreaming(
+        browser,
+        url,
+        SLOWDOWN,
+      );
+    }
 
-    return {
-      'web.heap_mb.deep_scroll': deepScroll.heapMb,
-      'web.heap_mb.unbounded': deepUnbounded.heapMb,
-      'web.heap_ratio.deep_scroll': deepScroll.heapMb / deepUnbounded.heapMb,
-      'web.heap_ratio.deep_scroll_above_baseline': aboveBaseline(
-        deepScroll.heapMb,
-        deepUnbounded.heapMb,
-      ),
-      'web.dom_nodes.deep_scroll': deepScroll.peakNodes,
-      'web.dom_nodes.unbounded': deepUnbounded.peakNodes,
-      'web.heap_mb.long_turn': turn.heapMb,
-      'web.heap_mb.long_turn_unbounded': turnUnbounded.heapMb,
-      'web.heap_ratio.long_turn': turn.heapMb / turnUnbounded.heapMb,
-      'web.heap_mb.app_baseline': baseline,
-      'web.heap_mb.empty_page': emptyPage,
-      'web.heap_ratio.long_turn_above_baseline': aboveBaseline(turn.heapMb, turnUnbounded.heapMb),
-      'web.stream.long_tasks': longTasks,
-      'web.stream.long_tasks_cpu_4x': slowLongTasks,
-      'web.first_paint_ms.deep_tab': deepPaint,
-      'web.first_paint_ms.shallow_tab': shallowPaint,
-      'web.first_paint_ratio.deep_over_shallow': deepPaint / shallowPaint,
-    };
+    if (sections.has('a11y')) {
+      figures['web.a11y.violations.serious'] = await a11yViolations(browser, url);
+    }
+    return figures;
   } finally {
     await browser?.close();
     await product?.stop();
