@@ -204,7 +204,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
   });
   registry.add(
     createTaskTool(
-      createSubagentRunner({ store, holder, workerId, leaseMs, ids, turnDependencies }),
+      createSubagentRunner({ store, holder, ids, turnDependencies }),
     ) as ToolDefinition<unknown>,
   );
   // Created after every local tool is in, so none of them can be shadowed by a remote one.

@@ -1,7 +1,8 @@
 import { emptyUsage, errorChunk, type MessageCommand, NotFoundError } from '@chunklog/chunk-core';
-import type { AcquireLeaseResult, ChunkStore } from '@chunklog/store';
+import type { AcquireLeaseResult, InboxStore, LeaseStore, TabStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { CancelWatch } from '../holding/cancel-watch';
+import type { HeldTab } from '../holding/held-tab';
 import { StaleWriterError, type TabHolder } from '../holding/hold-tab';
 import type { InterruptWatch } from '../holding/interrupt-watch';
 import type { TabSession } from '../holding/tab-session';
@@ -10,6 +11,14 @@ import { pickOpener } from '../turn/plan';
 import { planTakeover } from '../turn/takeover';
 import type { TurnDependencies, TurnOutcome } from '../turn/turn';
 import { runTurn } from '../turn/turn-runner';
+
+/**
+ * What claiming reads before a tab is held (and after it is let go): whether it has work, and
+ * whose its lease is. Everything done while it is held goes through its HeldTab.
+ */
+export type ClaimStore = Pick<TabStore, 'getTab'> &
+  Pick<InboxStore, 'inboxList'> &
+  Pick<LeaseStore, 'getLease' | 'renewLease'>;
 
 /** The message whose storing in the inbox led to a claim. */
 export type StoredMessage = Pick<MessageCommand, 'chunkId' | 'mode' | 'cancelGeneration'>;
@@ -38,7 +47,7 @@ export interface Claimer {
  * after each run, for a message that arrived as the turn ended.
  */
 export function createClaimer(deps: {
-  store: ChunkStore;
+  store: ClaimStore;
   logger: Logger;
   metrics: WorkerMetrics;
   holder: TabHolder;
@@ -84,25 +93,26 @@ export function createClaimer(deps: {
       }
       // Passing the running turn's id lets a takeover keep it as the tab's active turn.
       const runningTurnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : null;
-      const lost = runningTurnId === null ? null : await reclaimLostTurn(tabId, runningTurnId);
-      if (lost) {
+      if (runningTurnId !== null && (await reclaimLostTurn(tabId, runningTurnId))) {
         logger.info({ tabId, turnId: runningTurnId }, 'taking up a turn this worker lost');
         metrics.takeovers.inc();
-        launch(tabId, lost, runningTurnId!);
+        // The tab read above is the lease's: a takeover from this very worker.
+        const lost = { acquired: true, takenOver: { turnId: runningTurnId, owner: workerId }, tab };
+        launch(holder.heldTab(tabId), lost, runningTurnId);
         launched = true;
         return;
       }
       let turnId = runningTurnId ?? ids();
-      let lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
-      if (lease.acquired && runningTurnId !== null && !lease.takenOver) {
+      let { lease, held } = await holder.acquire(tabId, turnId);
+      if (held && runningTurnId !== null && !lease.takenOver) {
         // The turn read above ended before the acquire, so this lease starts a fresh turn on an
         // idle tab, which must not reuse the finished turn's id (clients would see that id start
         // and finish twice). Give the lease back and take it under a new id.
-        await store.releaseLease(tabId, { owner: workerId, usage: emptyUsage() });
+        await held.store.releaseLease(tabId, { owner: workerId, usage: emptyUsage() });
         turnId = ids();
-        lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+        ({ lease, held } = await holder.acquire(tabId, turnId));
       }
-      if (!lease.acquired) {
+      if (!held) {
         // Nothing to hand over: the holder drains interrupts at every step and looks at the
         // inbox again after releasing the lease, and the sweep finds idle tabs with messages.
         logger.debug({ tabId }, 'tab held elsewhere');
@@ -110,7 +120,7 @@ export function createClaimer(deps: {
       }
       logger.debug({ tabId, turnId, takenOver: lease.takenOver }, 'lease acquired');
       if (lease.takenOver) metrics.takeovers.inc();
-      launch(tabId, lease, turnId);
+      launch(held, lease, turnId);
       launched = true;
     } catch (error) {
       if (!(error instanceof NotFoundError)) logger.warn({ err: error, tabId }, 'claim failed');
@@ -119,8 +129,8 @@ export function createClaimer(deps: {
     }
   }
 
-  function launch(tabId: string, lease: AcquireLeaseResult, turnId: string): void {
-    const run = runLeased(tabId, lease, turnId);
+  function launch(held: HeldTab, lease: AcquireLeaseResult, turnId: string): void {
+    const run = runLeased(held, lease, turnId);
     running.add(run);
     void run.finally(() => running.delete(run));
   }
@@ -131,31 +141,24 @@ export function createClaimer(deps: {
    * unreachable, or the worker restarted under the same id). Renewing the lease makes sure it is
    * still this worker's; then the turn is taken up as a takeover from itself, continued from the
    * log. Without this, acquiring its own lease would look like a fresh lease on an idle tab, and
-   * the turn would never get its turn-done. Null when the lease is not this worker's.
+   * the turn would never get its turn-done. False when the lease is not this worker's.
    */
-  async function reclaimLostTurn(
-    tabId: string,
-    turnId: string,
-  ): Promise<AcquireLeaseResult | null> {
+  async function reclaimLostTurn(tabId: string, turnId: string): Promise<boolean> {
     const lease = await store.getLease(tabId);
-    if (lease?.owner !== workerId || lease.turnId !== turnId) return null;
-    if (!(await store.renewLease(tabId, { owner: workerId, leaseMs }))) return null;
+    if (lease?.owner !== workerId || lease.turnId !== turnId) return false;
+    if (!(await store.renewLease(tabId, { owner: workerId, leaseMs }))) return false;
     const renewed = await store.getLease(tabId);
-    if (renewed?.owner !== workerId || renewed.turnId !== turnId) return null;
-    return {
-      acquired: true,
-      takenOver: { turnId, owner: workerId },
-      tab: await store.getTab(tabId),
-    };
+    return renewed?.owner === workerId && renewed.turnId === turnId;
   }
 
-  async function runLeased(tabId: string, lease: AcquireLeaseResult, turnId: string) {
+  async function runLeased(first: HeldTab, lease: AcquireLeaseResult, turnId: string) {
+    const tabId = first.tabId;
     let takenOver = lease.takenOver;
     const activeTurnId = takenOver?.turnId ?? turnId;
     try {
-      for (let attempt = 1; ; attempt++) {
+      for (let held = first, attempt = 1; ; attempt++) {
         try {
-          await holder.hold(tabId, activeTurnId, (session, cancel, interrupts) =>
+          await holder.hold(held, activeTurnId, (session, cancel, interrupts) =>
             runHeld(session, cancel, interrupts, lease, activeTurnId, takenOver),
           );
           break;
@@ -163,6 +166,8 @@ export function createClaimer(deps: {
           if (!(error instanceof StaleWriterError) || attempt >= 3) throw error;
           logger.warn({ tabId }, 'a stale writer appended to a tab this worker holds; repairing');
           takenOver = { turnId: activeTurnId, owner: 'a stale writer' };
+          // The lease is still this worker's; the hold that ended marked its handle lost.
+          held = holder.heldTab(tabId);
         }
       }
     } catch (error) {
@@ -250,16 +255,16 @@ export function createClaimer(deps: {
     try {
       if ((await store.getTab(tabId)).status !== 'idle') return false;
       const turnId = ids();
-      const lease = await store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
-      if (!lease.acquired) return false;
+      const { lease, held } = await holder.acquire(tabId, turnId);
+      if (!held) return false;
       if (lease.takenOver) {
         // The tab turned out to be owed a takeover: that comes first.
         metrics.takeovers.inc();
-        launch(tabId, lease, turnId);
+        launch(held, lease, turnId);
         launched = true;
         return false;
       }
-      const outcome = await holder.hold(tabId, turnId, async (session) => {
+      const outcome = await holder.hold(held, turnId, async (session) => {
         await session.publish({ event: 'turn-start', data: { tabId, turnId } });
         await session.append([
           errorChunk(

@@ -1,5 +1,4 @@
 import { isDatabaseUnreachable } from '@chunklog/chunk-core';
-import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { StoreHealth } from './store-health';
 
@@ -44,8 +43,8 @@ export async function untilStoreAnswers<T>(
   }
 }
 
-/** The store, every call of which waits out an outage (see untilStoreAnswers). */
-export function patientStore(store: ChunkStore, patience: OutagePatience): ChunkStore {
+/** A store (or a slice of one), every call of which waits out an outage (see untilStoreAnswers). */
+export function patientStore<Store extends object>(store: Store, patience: OutagePatience): Store {
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);

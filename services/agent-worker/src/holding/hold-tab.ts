@@ -9,15 +9,15 @@ import {
   interruptSubject,
   snapshotSubject,
 } from '@chunklog/chunk-core';
-import type { ChunkStore } from '@chunklog/store';
+import type { AcquireLeaseResult, LeaseStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { StoreHealth } from '../health/store-health';
-import { patientStore } from '../health/wait-out-outage';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
 import type { TurnOutcome } from '../turn/turn';
 import { CancelWatch } from './cancel-watch';
+import { HeldTab, type HeldTabStore, LeaseLostError } from './held-tab';
 import { InterruptWatch } from './interrupt-watch';
-import { LeaseLostError, TabSession } from './tab-session';
+import { TabSession } from './tab-session';
 
 /** Raised when a fenced append fails although this worker still holds the lease. */
 export class StaleWriterError extends Error {
@@ -34,18 +34,34 @@ export type HeldTurn = (
   interrupts: InterruptWatch,
 ) => Promise<TurnOutcome | null>;
 
+/** What the holder does with the store: take leases, and the work on the tabs it holds. */
+export type HolderStore = HeldTabStore & Pick<LeaseStore, 'acquireLease'>;
+
 export interface TabHolder {
+  /**
+   * Takes the tab's turn lease for `turnId` (when the tab is idle or its lease expired) and,
+   * when this worker got it, the tab's handle (see HeldTab) for `hold`; null when it did not.
+   */
+  acquire(
+    tabId: string,
+    turnId: string,
+  ): Promise<{ lease: AcquireLeaseResult; held: HeldTab | null }>;
+  /**
+   * The handle of a tab whose lease this worker holds already without holding the tab (a lost
+   * turn taken up again, or a hold begun again after a stale writer's append).
+   */
+  heldTab(tabId: string): HeldTab;
   /**
    * Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel, hears
    * interrupting messages; then releases the lease and publishes turn-done. Called right after
    * the lease is acquired: renewal starts before the log loads, so a long log never lets the
-   * lease lapse into a takeover. Every store call of the held tab (the session's) waits out a
-   * store outage for as long as the lease may still be this worker's, so an outage delays a turn
-   * but does not end it. Returns null when another worker took the tab; throws StaleWriterError
+   * lease lapse into a takeover. Every store call of the held tab goes through `held`, whose
+   * calls wait out a store outage for as long as the lease may still be this worker's, so an
+   * outage delays a turn but does not end it. Returns null when another worker took the tab; throws StaleWriterError
    * when a stale writer appended while the lease is still ours (the caller re-reads and repairs).
    */
   hold(
-    tabId: string,
+    held: HeldTab,
     turnId: string,
     body: HeldTurn,
     parentSignal?: AbortSignal,
@@ -67,7 +83,7 @@ export interface TabHolder {
 }
 
 export function createTabHolder(deps: {
-  store: ChunkStore;
+  store: HolderStore;
   bus: Bus;
   logger: Logger;
   metrics: WorkerMetrics;
@@ -87,17 +103,30 @@ export function createTabHolder(deps: {
   /** How each tab held here hears of an interrupting message. */
   const listening = new Map<string, (notice: InterruptNotice) => void>();
 
+  function heldTab(tabId: string): HeldTab {
+    return new HeldTab(tabId, workerId, leaseMs, deps.store, {
+      health,
+      logger,
+      stopping: deps.stopping,
+    });
+  }
+
+  async function acquire(tabId: string, turnId: string) {
+    const lease = await deps.store.acquireLease(tabId, { owner: workerId, turnId, leaseMs });
+    return { lease, held: lease.acquired ? heldTab(tabId) : null };
+  }
+
   async function hold(
-    tabId: string,
+    held: HeldTab,
     turnId: string,
     body: HeldTurn,
     parentSignal?: AbortSignal,
   ): Promise<TurnOutcome | null> {
+    const { tabId, store } = held;
     const cancel = new CancelWatch();
     const interrupts = new InterruptWatch();
     const abortTurn = () => cancel.abort();
     let session: TabSession | null = null;
-    let lostWhileLoading = false;
     const hearInterrupt = ({ chunkId, cancelGeneration }: InterruptNotice) => {
       if (cancel.signal.aborted) return;
       // Accepted after a cancel of this turn: the message waits for a turn of its own, and the
@@ -108,24 +137,14 @@ export function createTabHolder(deps: {
       interrupts.hear();
     };
     holding.add(tabId);
-    const store = patientStore(deps.store, {
-      health,
-      logger: logger.child({ tabId }),
-      giveUp: () =>
-        deps.stopping() || lostWhileLoading || session?.lost ? new LeaseLostError(tabId) : null,
-    });
     let renewalFailing = false;
     const renewer = setInterval(
       () => {
-        // Not waited out: a renewal missed in an outage is made up by the next one, and the
-        // store lets an owner renew a lapsed lease nobody took.
-        deps.store.renewLease(tabId, { owner: workerId, leaseMs }).then(
+        held.renew().then(
           (renewed) => {
             health.report();
             renewalFailing = false;
-            if (renewed) return;
-            if (session) session.markLost();
-            else lostWhileLoading = true;
+            if (!renewed) held.markLost();
           },
           (error) => {
             health.report(error);
@@ -137,20 +156,20 @@ export function createTabHolder(deps: {
       },
       Math.max(50, Math.floor(leaseMs / 3)),
     );
-    const held: Subscription[] = [];
+    const subscriptions: Subscription[] = [];
     try {
       // An interrupt stored by this worker's own intake is heard directly, from the start.
       listening.set(tabId, hearInterrupt);
       // Listening before the log is read: the tab shows as running from the lease on, and a
       // cancel sent then must not fall in the gap while a long log loads. One published before
       // this subscription is found in the store before the first model call.
-      held.push(
+      subscriptions.push(
         await bus.subscribe(cancelSubject(tabId), (payload) => {
           const command = CancelCommandSchema.safeParse(payload);
           cancel.hear(command.success ? command.data.generation : undefined);
         }),
       );
-      held.push(
+      subscriptions.push(
         await bus.subscribe(interruptSubject(tabId), (payload) => {
           const notice = InterruptNoticeSchema.safeParse(payload);
           if (notice.success) hearInterrupt(notice.data);
@@ -158,15 +177,15 @@ export function createTabHolder(deps: {
       );
       // From the latest compaction on: what a request is built from, whatever the tab's depth.
       const log = await store.readFromLatestCompaction(tabId);
-      if (lostWhileLoading) throw new LeaseLostError(tabId);
-      const current = new TabSession(tabId, log, store, bus, logger, metrics, deps.foldOptions);
+      if (held.lost) throw new LeaseLostError(tabId);
+      const current = new TabSession(held, log, bus, logger, metrics, deps.foldOptions);
       session = current;
       sessions.set(tabId, current);
       metrics.runningTurns.inc();
       current.lifetime.signal.addEventListener('abort', abortTurn, { once: true });
       parentSignal?.addEventListener('abort', abortTurn, { once: true });
       if (parentSignal?.aborted) abortTurn();
-      held.push(await bus.serve(snapshotSubject(tabId), async () => current.snapshot()));
+      subscriptions.push(await bus.serve(snapshotSubject(tabId), async () => current.snapshot()));
       const outcome = await body(current, cancel, interrupts);
       clearInterval(renewer);
       logger.debug({ tabId, turnId, reason: outcome?.reason }, 'turn over; releasing');
@@ -192,11 +211,10 @@ export function createTabHolder(deps: {
       }
       return outcome;
     } catch (error) {
-      if (error instanceof LeaseLostError || session?.lost) {
+      if (error instanceof LeaseLostError || held.lost) {
         // A conflict while the lease is still ours means a stale writer (a worker that was
         // paused past its lease) appended first: the caller re-reads the log and repairs.
-        const lease = deps.stopping() ? null : await deps.store.getLease(tabId).catch(() => null);
-        if (lease?.owner === workerId) throw new StaleWriterError(tabId);
+        if (!deps.stopping() && (await held.stillOurs())) throw new StaleWriterError(tabId);
         logger.warn({ tabId, turnId }, 'turn abandoned: another worker holds the tab');
         return null;
       }
@@ -210,7 +228,7 @@ export function createTabHolder(deps: {
         sessions.delete(tabId);
         metrics.runningTurns.dec();
       }
-      await Promise.allSettled(held.map((subscription) => subscription.stop()));
+      await Promise.allSettled(subscriptions.map((subscription) => subscription.stop()));
     }
   }
 
@@ -239,6 +257,8 @@ export function createTabHolder(deps: {
   }
 
   return {
+    acquire,
+    heldTab,
     hold,
     beginTurn,
     announceInterrupt,

@@ -10,9 +10,9 @@ import {
   type NewChunk,
   type OpenBlockSnapshot,
 } from '@chunklog/chunk-core';
-import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import { secondsSince, type WorkerMetrics } from '../metrics/worker-metrics';
+import { type HeldTab, type HeldTabStore, LeaseLostError } from './held-tab';
 
 /** The block being streamed: it lives only in memory until it seals (write-on-seal). */
 export interface OpenBlock {
@@ -22,14 +22,6 @@ export interface OpenBlock {
   role: 'assistant';
   type: 'text' | 'thinking';
   text: string;
-}
-
-/** Thrown once the worker learns that another worker holds the tab now: it must stop writing. */
-export class LeaseLostError extends Error {
-  constructor(tabId: string, options?: { cause?: unknown }) {
-    super(`Lost the turn lease of tab ${tabId}`, options);
-    this.name = 'LeaseLostError';
-  }
 }
 
 /**
@@ -46,22 +38,22 @@ export class TabSession {
    */
   readonly fold: MessageFold;
   open: OpenBlock | null = null;
-  lost = false;
-  /** Aborted on lease loss; turns derive their own controllers from it. */
-  readonly lifetime = new AbortController();
+  readonly tabId: string;
+  /** The held tab's store handle: its calls wait out an outage (see HeldTab). */
+  readonly store: HeldTabStore;
   private lastSeq: number;
   private appending: Promise<unknown> = Promise.resolve();
 
   constructor(
-    readonly tabId: string,
+    private readonly held: HeldTab,
     log: Chunk[],
-    /** The store as the tab's holder reaches it: its calls wait out an outage. */
-    readonly store: ChunkStore,
     private readonly bus: Bus,
     private readonly logger: Logger,
     private readonly metrics?: WorkerMetrics,
     foldOptions: FoldOptions = {},
   ) {
+    this.tabId = held.tabId;
+    this.store = held.store;
     this.log = log;
     this.fold = new MessageFold(foldOptions).appendAll(log);
     this.lastSeq = log.at(-1)?.seq ?? 0;
@@ -113,14 +105,18 @@ export class TabSession {
     return this.appending.then(() => undefined);
   }
 
+  /** True once the lease is known to be another worker's: nothing more is written. */
+  get lost(): boolean {
+    return this.held.lost;
+  }
+
+  /** Aborted on lease loss; turns derive their own controllers from it. */
+  get lifetime(): AbortController {
+    return this.held.lifetime;
+  }
+
   markLost(cause?: unknown): void {
-    if (this.lost) return;
-    this.lost = true;
-    this.logger.warn(
-      { tabId: this.tabId, ...(cause instanceof Error ? { err: cause } : { reason: cause }) },
-      'lost the tab lease; stopping',
-    );
-    this.lifetime.abort(new LeaseLostError(this.tabId, { cause }));
+    this.held.markLost(cause);
   }
 
   /** Publishes a live event; a lost event is recovered by clients from Postgres, so failures only log. */

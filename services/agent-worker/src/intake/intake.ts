@@ -6,7 +6,7 @@ import {
   NotFoundError,
 } from '@chunklog/chunk-core';
 import { inSpan } from '@chunklog/runtime';
-import type { ChunkStore } from '@chunklog/store';
+import type { InboxStore } from '@chunklog/store';
 import { type Span, SpanKind } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { StoredMessage } from '../claim/claim';
@@ -26,7 +26,7 @@ class StoppingError extends Error {}
  * refuses is ever dropped.
  */
 export function createIntake(deps: {
-  store: ChunkStore;
+  store: Pick<InboxStore, 'inboxPut'>;
   logger: Logger;
   health: StoreHealth;
   /** Claims the tab of a message just stored (see Claimer.claim). */

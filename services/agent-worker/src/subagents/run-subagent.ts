@@ -1,5 +1,5 @@
 import { lastStepText, NotFoundError } from '@chunklog/chunk-core';
-import type { ChunkStore } from '@chunklog/store';
+import type { TabStore } from '@chunklog/store';
 import type { TabHolder } from '../holding/hold-tab';
 import type { TurnDependencies } from '../turn/turn';
 import { runTurn } from '../turn/turn-runner';
@@ -10,14 +10,13 @@ import type { SubagentRunner } from './task-tool';
  * as any tab's (leased, logged, streamed; without the `task` tool), and its final text.
  */
 export function createSubagentRunner(deps: {
-  store: ChunkStore;
+  /** The parent tab's settings and tenant, and the child tab made from them. */
+  store: Pick<TabStore, 'getTab' | 'tabTenant' | 'createTab'>;
   holder: TabHolder;
-  workerId: string;
-  leaseMs: number;
   ids: () => string;
   turnDependencies: TurnDependencies;
 }): SubagentRunner {
-  const { store, holder, workerId, leaseMs, ids } = deps;
+  const { store, holder, ids } = deps;
   return async ({ parentTabId, prompt, title, signal }) => {
     const parent = await store.getTab(parentTabId);
     const tenantId = await store.tabTenant(parentTabId);
@@ -29,11 +28,11 @@ export function createSubagentRunner(deps: {
       config: parent.config,
     });
     const turnId = ids();
-    const lease = await store.acquireLease(child.id, { owner: workerId, turnId, leaseMs });
-    if (!lease.acquired) throw new Error(`Could not take the new child tab ${child.id}`);
+    const { lease, held } = await holder.acquire(child.id, turnId);
+    if (!held) throw new Error(`Could not take the new child tab ${child.id}`);
     let answer = '';
     const outcome = await holder.hold(
-      child.id,
+      held,
       turnId,
       async (session, cancel, interrupts) => {
         // A brand-new tab: any cancel of it stops the subagent.

@@ -14,7 +14,7 @@ import {
   fitChunkForWire,
   type Usage,
 } from '@chunklog/chunk-core';
-import { LeaseLostError } from '../holding/tab-session';
+import { LeaseLostError } from '../holding/held-tab';
 import { stepRequestOptions } from '../request/step-request';
 import { sleep } from './abortable';
 import { offeredTools } from './model-step';

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { addUsage } from '@chunklog/chunk-core';
+import { LeaseLostError } from '../holding/held-tab';
 import { wasInterrupted } from '../holding/interrupt-watch';
-import { LeaseLostError } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { sleep } from './abortable';
 import { compactionSettings, compactTab, isBlockRefusal, isPromptTooLong } from './compact';

@@ -1,8 +1,9 @@
 import { emptyUsage, type TabConfig, type TurnDoneReason } from '@chunklog/chunk-core';
 import { inSpan } from '@chunklog/runtime';
 import type { CancelWatch } from '../holding/cancel-watch';
+import { LeaseLostError } from '../holding/held-tab';
 import { type InterruptWatch, wasInterrupted } from '../holding/interrupt-watch';
-import { LeaseLostError, type TabSession } from '../holding/tab-session';
+import type { TabSession } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { combineToolSets } from '../tools/combine-tool-sets';
 import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
