@@ -170,7 +170,11 @@ export {
   type TabStatus,
   TabStatusSchema,
 } from './tab/tab';
-export { type TabRequestDefaults, tabRequestOptions } from './tab/tab-request-options';
+export {
+  defaultRequestDefaults,
+  type TabRequestDefaults,
+  tabRequestOptions,
+} from './tab/tab-request-options';
 export {
   assembleRequest,
   buildRequest,

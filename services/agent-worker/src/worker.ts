@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Bus, Subscription } from '@chunklog/bus';
-import { type Chunk, INTAKE_QUEUE, type TabConfig } from '@chunklog/chunk-core';
+import {
+  type Chunk,
+  defaultRequestDefaults,
+  INTAKE_QUEUE,
+  type TabConfig,
+} from '@chunklog/chunk-core';
 import type { ChunkStore } from '@chunklog/store';
 import type { Logger } from 'pino';
 import { createClaimer } from './claim/claim';
@@ -22,8 +27,8 @@ import {
 import { createSubagentRunner } from './subagents/run-subagent';
 import { createTaskTool } from './subagents/task-tool';
 import { builtinTools } from './tools/builtin-tools';
-import { combineToolSets } from './tools/combine-tool-sets';
 import { createRemoteToolDirectory } from './tools/remote-tools';
+import { tabToolSet } from './tools/tab-tool-set';
 import { createToolRegistry, type ToolDefinition } from './tools/tool-registry';
 import { PromptMemory } from './turn/prompt-memory';
 import { defaultRetryPolicy, type RetryPolicy } from './turn/retry-policy';
@@ -134,14 +139,17 @@ export function createWorker(deps: WorkerDependencies): Worker {
   const defaults = {
     model: deps.model,
     maxSteps: deps.maxSteps,
-    maxTokens: deps.maxTokens ?? 4096,
+    maxTokens: deps.maxTokens ?? defaultRequestDefaults.maxTokens,
     maxChunkBytes: maxChunkBytes(contextWindowTokens),
   };
-  /** What this worker builds a tab's step requests from: its defaults and its tools now. */
+  /**
+   * What this worker builds a tab's step requests from: its defaults and its tools now. Nothing
+   * is withheld: a tab's next turn is a turn of its own, never a subagent's.
+   */
   const stepRequestInput = (config: TabConfig, tenant: string | null): StepRequestInput => ({
     config,
     defaults,
-    tools: combineToolSets([registry, ...mcp.toolSets({ config, tenant })]).describe(config.tools),
+    tools: tabToolSet({ tools: registry, mcp, config, tenant }).describe(config.tools),
   });
   const turnDependencies: TurnDependencies = {
     anthropic: deps.anthropic,

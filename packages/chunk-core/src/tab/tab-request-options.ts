@@ -8,6 +8,15 @@ export interface TabRequestDefaults {
 }
 
 /**
+ * The defaults where the deployment sets none: MODEL and MAX_TOKENS unset, a worker given no
+ * `maxTokens`, the gateway's `/context` when no worker answers.
+ */
+export const defaultRequestDefaults: Readonly<TabRequestDefaults> = {
+  model: 'claude-sonnet-4-6',
+  maxTokens: 4096,
+};
+
+/**
  * A tab's settings over the deployment's defaults, as request options. The worker and the
  * gateway's `/context` both use it, so the request a client inspects is the one the worker sends.
  */

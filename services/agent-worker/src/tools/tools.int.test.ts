@@ -93,15 +93,19 @@ describe('remote tools over NATS', () => {
 });
 
 describe('the task tool', () => {
+  /** A new tab's turn calling `task` with `taskInput` (JSON), once ended: its task result. */
+  async function delegate(taskInput: string) {
+    const tab = await harness!.newTab();
+    await harness!.send(tab.id, `delegate [[sim: tool task ${taskInput}]]`);
+    const log = await harness!.awaitTurnEnd(tab.id, 'completed');
+    return { tab, result: log.find((chunk) => chunk.type === 'tool_result') };
+  }
+
   it('runs a subagent in a child tab through the same log path and returns its answer', async (context) => {
     if (!harness) return context.skip();
-    const tab = await harness.newTab();
-    await harness.send(
-      tab.id,
-      'delegate [[sim: tool task {"prompt":"subtask-prompt [[sim: text \\"the sub answer\\"]]","title":"sub"}]]',
+    const { tab, result } = await delegate(
+      '{"prompt":"subtask-prompt [[sim: text \\"the sub answer\\"]]","title":"sub"}',
     );
-    const log = await harness.awaitTurnEnd(tab.id, 'completed');
-    const result = log.find((chunk) => chunk.type === 'tool_result');
     expect(result?.type === 'tool_result' && result.data.isError).toBe(false);
     const answer =
       result?.type === 'tool_result'
@@ -128,5 +132,27 @@ describe('the task tool', () => {
     expect((childRequest!.body as SentRequest).tools!.map((tool) => tool.name)).not.toContain(
       'task',
     );
+  });
+
+  it('refuses to run `task` in a subagent whose model calls it unoffered', async (context) => {
+    if (!harness) return context.skip();
+    const { result } = await delegate(
+      '{"prompt":"nested-prompt [[sim: tool task {\\"prompt\\":\\"grandchild\\"}]]","title":"sub"}',
+    );
+    const childTabId =
+      result?.type === 'tool_result'
+        ? (result.data.result as { childTabId: string }).childTabId
+        : undefined;
+    const childLog = await harness.store.readAll(childTabId!);
+    // The call is answered with an error, as for any tool the turn does not have.
+    const refused = childLog.find((chunk) => chunk.type === 'tool_result');
+    expect(refused?.type === 'tool_result' && refused.data).toMatchObject({
+      name: 'task',
+      isError: true,
+      result: 'Unknown tool: task',
+    });
+    // No grandchild tab: the subagent did not delegate again.
+    const { tabs } = await harness.store.listTabs(harness.tenantId, { limit: 500 });
+    expect(tabs.filter((candidate) => candidate.parentTabId === childTabId)).toEqual([]);
   });
 });

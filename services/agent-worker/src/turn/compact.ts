@@ -16,11 +16,9 @@ import {
 } from '@chunklog/chunk-core';
 import { LeaseLostError } from '../holding/held-tab';
 import { stepRequestOptions } from '../request/step-request';
-import { sleep } from './abortable';
-import { offeredTools } from './model-step';
-import { errorStatus, retryDelay } from './retry-policy';
 import { opensWithCompaction } from './stream-step';
-import type { RunningTurn } from './turn';
+import { offeredTools, type RunningTurn } from './turn';
+import { waitToRetry } from './wait-to-retry';
 
 /**
  * Why a compaction was asked for, as the metric's `cause` label. `refused`: the API refused the
@@ -232,14 +230,8 @@ async function runCompaction(
         blockRefused = true;
         continue;
       }
-      const delay = retryDelay(error, attempt, deps.retry);
-      deps.logger.warn(
-        { err: error, tabId: session.tabId, turnId, step, attempt, retryInMs: delay },
-        'compaction failed',
-      );
-      if (delay === null) return 'failed';
-      deps.metrics?.modelRetries.inc({ status: String(errorStatus(error) ?? 'none') });
-      await sleep(delay, signal);
+      if (!(await waitToRetry(turn, { error, attempt, step, what: 'compaction failed' }, signal)))
+        return 'failed';
     }
   }
 }

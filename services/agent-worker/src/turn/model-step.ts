@@ -1,13 +1,11 @@
-import type Anthropic from '@anthropic-ai/sdk';
 import { addUsage } from '@chunklog/chunk-core';
 import { LeaseLostError } from '../holding/held-tab';
 import { wasInterrupted } from '../holding/interrupt-watch';
 import { buildStepRequest } from '../request/step-request';
-import { sleep } from './abortable';
 import { compactionSettings, compactTab, isBlockRefusal, isPromptTooLong } from './compact';
-import { errorStatus, retryDelay } from './retry-policy';
 import { type StepToolCall, streamStep } from './stream-step';
-import { checkCancel, type RunningTurn } from './turn';
+import { checkCancel, offeredTools, type RunningTurn } from './turn';
+import { waitToRetry } from './wait-to-retry';
 
 /** How a step's model call ended, retries included. */
 export type ModelStepResult =
@@ -93,14 +91,8 @@ export async function callModel(
         continue;
       }
     }
-    const delay = retryDelay(result.error, attempt, deps.retry);
-    deps.logger.warn(
-      { err: result.error, tabId: session.tabId, turnId, step, attempt, retryInMs: delay },
-      'model call failed',
-    );
-    if (delay === null) return { kind: 'failed', error: result.error };
-    deps.metrics?.modelRetries.inc({ status: String(errorStatus(result.error) ?? 'none') });
-    await sleep(delay, signal);
+    const failure = { error: result.error, attempt, step, what: 'model call failed' };
+    if (!(await waitToRetry(turn, failure, signal))) return { kind: 'failed', error: result.error };
     // A retry is a model call too: a cancel recorded during the wait (retry-after can be a
     // minute) and never heard on NATS stops the turn here, not after one more answer.
     await checkCancel(turn);
@@ -109,11 +101,4 @@ export async function callModel(
     if (wasInterrupted(signal)) return { kind: 'interrupted', toolCalls: [] };
     toolCalls = [];
   }
-}
-
-/** The tools a turn's requests offer: the tab's, less those withheld from this turn. */
-export function offeredTools(turn: RunningTurn): Anthropic.Tool[] {
-  return turn.tools
-    .describe(turn.config.tools)
-    .filter((tool) => !turn.deps.excludeTools?.includes(tool.name));
 }

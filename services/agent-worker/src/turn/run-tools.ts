@@ -27,11 +27,11 @@ export async function runTools(
     calls.map((call) => {
       // Names come from the model, and MCP tools' from any tab's servers: only the worker's
       // own become labels and span names, to bound cardinality.
-      const tool = turn.deps.tools.has(call.name)
-        ? call.name
-        : tools.has(call.name)
-          ? 'mcp'
-          : 'unknown';
+      const tool = !tools.has(call.name)
+        ? 'unknown'
+        : turn.deps.tools.has(call.name)
+          ? call.name
+          : 'mcp';
       const attributes = {
         [GEN_AI.operationName]: 'execute_tool',
         [GEN_AI.toolName]: call.name,

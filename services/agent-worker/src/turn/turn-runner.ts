@@ -5,10 +5,10 @@ import { LeaseLostError } from '../holding/held-tab';
 import { type InterruptWatch, wasInterrupted } from '../holding/interrupt-watch';
 import type { TabSession } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
-import { combineToolSets } from '../tools/combine-tool-sets';
+import { tabToolSet } from '../tools/tab-tool-set';
 import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
 import { compactionSettings, compactTab, wouldPassThreshold } from './compact';
-import { callModel, type ModelStepResult, offeredTools } from './model-step';
+import { callModel, type ModelStepResult } from './model-step';
 import {
   continuesAfterStep,
   planFailure,
@@ -20,6 +20,7 @@ import {
 import { runTools } from './run-tools';
 import {
   checkCancel,
+  offeredTools,
   type RunningTurn,
   type TurnDependencies,
   type TurnOutcome,
@@ -76,7 +77,11 @@ export const INTERRUPTED_TOOL_RESULT =
 
 async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
   const { deps, session, turnId, start } = input;
-  const turn: RunningTurn = { ...input, tools: deps.tools, usage: emptyUsage() };
+  const exclude = deps.excludeTools ?? [];
+  // The worker's own tools until the tab's MCP servers are prepared (a turn that only compacts
+  // never prepares them).
+  const tools = tabToolSet({ tools: deps.tools, config: input.config, tenant: null, exclude });
+  const turn: RunningTurn = { ...input, tools, usage: emptyUsage() };
   const tabId = session.tabId;
   const maxSteps = input.config.maxSteps ?? deps.defaults.maxSteps;
   const signal = input.cancel.signal;
@@ -105,7 +110,7 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
       tenant: deps.mcp.usesTenant(input.config) ? await session.store.tabTenantName(tabId) : null,
     };
     await deps.mcp.prepare(mcpTab, signal);
-    turn.tools = combineToolSets([deps.tools, ...deps.mcp.toolSets(mcpTab)]);
+    turn.tools = tabToolSet({ tools: deps.tools, mcp: deps.mcp, ...mcpTab, exclude });
   }
 
   try {

@@ -60,9 +60,14 @@ export interface RunningTurn {
   cancel: CancelWatch;
   /** Cuts the running step when an interrupting message arrives. */
   interrupts: InterruptWatch;
-  /** The tools the turn offers and runs: the worker's own, then its tab's MCP servers'. */
+  /** The tools the turn offers and runs (see tabToolSet): withheld ones are in neither. */
   tools: ToolSet;
   usage: Usage;
+}
+
+/** The tools a turn's requests offer: the turn's tools the tab's `config.tools` names. */
+export function offeredTools(turn: RunningTurn): Anthropic.Tool[] {
+  return turn.tools.describe(turn.config.tools);
 }
 
 /**
