@@ -1,3 +1,4 @@
+import { defaultRequestDefaults } from '@chunklog/chunk-core';
 import { z } from 'zod';
 import { LogLevelSchema } from './log-level';
 import { allowlistEntryProblem, splitAllowlist } from './outbound/outbound-address';
@@ -54,9 +55,9 @@ export const natsEnv = {
 
 /** The model defaults: a tab's config overrides them. */
 export const modelEnv = {
-  MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  MODEL: z.string().min(1).default(defaultRequestDefaults.model),
   MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
-  MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(4096),
+  MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(defaultRequestDefaults.maxTokens),
 };
 
 /** SHUTDOWN_TIMEOUT_MS: how long a shutdown may take before the process exits anyway. */

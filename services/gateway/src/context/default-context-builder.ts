@@ -1,13 +1,15 @@
-import { buildRequest, type TabRequestDefaults, tabRequestOptions } from '@chunklog/chunk-core';
+import {
+  buildRequest,
+  defaultRequestDefaults,
+  type TabRequestDefaults,
+  tabRequestOptions,
+} from '@chunklog/chunk-core';
 import type { ContextBuilder } from './context-builder';
 
 /** The worker's defaults (MODEL, MAX_TOKENS) when a tab's config leaves them unset. */
 export type ContextDefaults = TabRequestDefaults;
 
-export const defaultContextDefaults: ContextDefaults = {
-  model: 'claude-sonnet-4-6',
-  maxTokens: 4096,
-};
+export const defaultContextDefaults: ContextDefaults = defaultRequestDefaults;
 
 /**
  * chunk-core's cache-stable builder with the tab's settings over the gateway's own defaults, and
