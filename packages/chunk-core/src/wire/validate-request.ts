@@ -1,8 +1,10 @@
 /**
- * The Messages API's request checks that chunklog depends on (docs/anthropic-api.md, "Rejected
- * with 400"), as one total function: the wire builder's tests prove its output passes, and the
- * simulator answers 400 `invalid_request_error` with these messages. Signature verification is
- * deliberately not here (it needs the simulator's key).
+ * The Messages API's request checks that chunklog depends on (the requests the API rejects with
+ * 400 `invalid_request_error`), as one total function: the wire builder's tests prove its output
+ * passes, and the simulator (@chunklog/anthropic-sim) answers 400 `invalid_request_error` with
+ * these messages; nothing else calls it outside tests (the wire builder takes only the tool-name
+ * pattern from here). Signature verification is deliberately not here (it needs the simulator's
+ * key).
  */
 import type { CompactionErrorCode } from '../compaction/compaction';
 
