@@ -15,7 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
 const run = promisify(execFile);
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'client');
+const packageRoot = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'packages',
+  'client',
+);
 const repositoryRoot = resolve(packageRoot, '..', '..');
 
 const chatScript = `

@@ -18,7 +18,13 @@ import {
 } from '../../packages/client/src/testing/browser';
 import { type RealGateway, startRealGateway } from '../support/real-gateway';
 
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'client');
+const packageRoot = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'packages',
+  'client',
+);
 
 if (!chromiumInstalled()) {
   console.warn(`\n!!! SKIPPED: the README browser test needs Chromium at ${chromiumPath}\n`);

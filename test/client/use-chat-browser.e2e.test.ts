@@ -22,7 +22,13 @@ import {
   servePage,
 } from '../../packages/client/src/testing/browser';
 
-const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'client');
+const packageRoot = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'packages',
+  'client',
+);
 const appRoot = join(packageRoot, 'test-app', 'ai-sdk-chat');
 
 if (!chromiumInstalled()) {

@@ -27,11 +27,7 @@ import {
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type ServiceProcess,
-  startServiceProcess,
-  waitUntilReady,
-} from '../e2e/service-process';
+import { type ServiceProcess, startServiceProcess, waitUntilReady } from '../e2e/service-process';
 
 const [postgresUrl, natsUrl] = await Promise.all([testPostgresUrl(), testNatsUrl()]);
 
