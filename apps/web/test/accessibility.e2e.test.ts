@@ -6,26 +6,13 @@
  */
 import { sleep } from '@chunklog/test-infra';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { measureScreens } from './support/a11y';
-import { launchChromium } from './support/browser';
-import { ApiReader, createTabInPage, sendInPage } from './support/chat-page';
-import { type Product, startProduct } from './support/product';
+import { createTabInPage, sendInPage } from './support/chat-page';
+import { useProductInChromium } from './support/product-in-chromium';
 
-let product: Product;
-let browser: Browser;
-let api: ApiReader;
+const app = useProductInChromium();
 let context: BrowserContext | undefined;
-
-beforeAll(async () => {
-  [product, browser] = await Promise.all([startProduct(), launchChromium()]);
-  api = new ApiReader(product.url);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await product?.stop();
-});
 
 afterEach(async () => {
   await context?.close();
@@ -35,9 +22,9 @@ afterEach(async () => {
 const phone = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 
 async function open(options: Parameters<Browser['newContext']>[0] = {}): Promise<Page> {
-  context = await browser.newContext({ viewport: { width: 1200, height: 800 }, ...options });
+  context = await app.browser.newContext({ viewport: { width: 1200, height: 800 }, ...options });
   const page = await context.newPage();
-  await page.goto(product.url);
+  await page.goto(app.product.url);
   return page;
 }
 
@@ -52,9 +39,9 @@ function luminance(color: string): number {
 
 describe('accessibility', () => {
   it('has no serious or critical axe violation on the welcome, chat, context and key screens', async () => {
-    const light = await measureScreens(browser, product.url);
-    const dark = await measureScreens(browser, product.url, { colorScheme: 'dark' });
-    const onPhone = await measureScreens(browser, product.url, phone);
+    const light = await measureScreens(app.browser, app.product.url);
+    const dark = await measureScreens(app.browser, app.product.url, { colorScheme: 'dark' });
+    const onPhone = await measureScreens(app.browser, app.product.url, phone);
     expect({ light, dark, onPhone }).toEqual({ light: [], dark: [], onPhone: [] });
   });
 
@@ -131,8 +118,8 @@ describe('accessibility', () => {
       expect((await region.textContent())?.trim()).toBe('');
       await sleep(100);
     }
-    await api.idle(tabId, 2);
-    const stored = (await api.textChunks(tabId))[1]!.text;
+    await app.api.idle(tabId, 2);
+    const stored = (await app.api.textChunks(tabId))[1]!.text;
     await page.waitForFunction(
       (start) => document.querySelector('[data-testid=announcer]')?.textContent?.includes(start),
       stored.slice(0, 40),

@@ -3,11 +3,9 @@
  * auth off): what the screen shows is checked against the stored log.
  */
 import { sleep } from '@chunklog/test-infra';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium } from './support/browser';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  ApiReader,
   createTabInPage,
   expectScreenToEqualLog,
   openText,
@@ -16,28 +14,16 @@ import {
   squash,
   waitForOpenText,
 } from './support/chat-page';
-import { type Product, startProduct } from './support/product';
+import { useProductInChromium } from './support/product-in-chromium';
 
-let product: Product;
-let browser: Browser;
-let api: ApiReader;
+const app = useProductInChromium();
 let context: BrowserContext;
 let page: Page;
 
-beforeAll(async () => {
-  [product, browser] = await Promise.all([startProduct(), launchChromium()]);
-  api = new ApiReader(product.url);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await product?.stop();
-});
-
 beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  context = await app.browser.newContext({ viewport: { width: 1200, height: 800 } });
   page = await context.newPage();
-  await page.goto(product.url);
+  await page.goto(app.product.url);
 });
 
 afterEach(async () => {
@@ -57,14 +43,14 @@ function expectStreamedPrefixes(samples: string[], final: string): void {
 describe('the chat', () => {
   it('serves the app at / and keeps JSON 404s for unknown API routes', async () => {
     expect(await page.title()).toBe('chunklog');
-    const response = await fetch(`${product.url}/v1/no-such-route`);
+    const response = await fetch(`${app.product.url}/v1/no-such-route`);
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
   it('lists tabs a page at a time, and deletes one after asking', async () => {
     for (let index = 0; index < 31; index += 1) {
-      await fetch(`${product.url}/v1/tabs`, {
+      await fetch(`${app.product.url}/v1/tabs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ title: `listed ${index}` }),
@@ -81,7 +67,7 @@ describe('the chat', () => {
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete tab' }).click();
     await page.waitForSelector('text=to delete', { state: 'detached' });
-    expect((await fetch(`${product.url}/v1/tabs/${tabId}`)).status).toBe(404);
+    expect((await fetch(`${app.product.url}/v1/tabs/${tabId}`)).status).toBe(404);
   });
 
   it('renames a tab from its header with the keyboard, in the list and the store alike', async () => {
@@ -95,23 +81,23 @@ describe('the chat', () => {
     const list = page.getByRole('navigation', { name: 'Your tabs' });
     await list.getByText('new name').waitFor();
     expect(await list.getByText('old name').count()).toBe(0);
-    expect((await api.tab(tabId)).title).toBe('new name');
+    expect((await app.api.tab(tabId)).title).toBe('new name');
 
     await page.getByRole('button', { name: 'Rename', exact: true }).click();
     await page.getByLabel('Tab title').fill('abandoned');
     await page.getByLabel('Tab title').press('Escape');
     await page.waitForSelector('h1:has-text("new name")');
-    expect((await api.tab(tabId)).title).toBe('new name');
+    expect((await app.api.tab(tabId)).title).toBe('new name');
   });
 
   it('streams an answer in as it is typed, and the screen then equals the stored log', async () => {
     const tabId = await createTabInPage(page, 'streaming');
     await sendInPage(page, 'Tell me a story. [[sim: words 150]] [[sim: rate 80]]');
     const samples = await sampleOpenText(page);
-    const stored = await expectScreenToEqualLog(page, api, tabId);
+    const stored = await expectScreenToEqualLog(page, app.api, tabId);
     expect(stored).toHaveLength(2);
     expectStreamedPrefixes(samples, stored[1]!.text);
-    expect((await api.tab(tabId)).lastSeq).toBe(2);
+    expect((await app.api.tab(tabId)).lastSeq).toBe(2);
   });
 
   it('streams Markdown paragraph by paragraph, a code fence with a blank line kept whole', async () => {
@@ -144,8 +130,8 @@ describe('the chat', () => {
     expect(shapes).toContain('P,PRE,P');
     expect(codeHolders.length).toBeGreaterThan(0);
     expect(new Set(codeHolders)).toEqual(new Set(['PRE']));
-    await api.idle(tabId, 2);
-    expect((await api.textChunks(tabId))[1]!.text).toBe(answer);
+    await app.api.idle(tabId, 2);
+    expect((await app.api.textChunks(tabId))[1]!.text).toBe(answer);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
     const html = await page.locator('[data-testid=text]').nth(1).innerHTML();
     expect(html).toContain('<strong>bold</strong>');
@@ -187,8 +173,8 @@ describe('the chat', () => {
       samples.filter((sample) => squash(sample) !== rendered),
       answer,
     );
-    await api.idle(tabId, 2);
-    expect((await api.textChunks(tabId))[1]!.text).toBe(answer);
+    await app.api.idle(tabId, 2);
+    expect((await app.api.textChunks(tabId))[1]!.text).toBe(answer);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
     const sealed = page.locator('[data-testid=text]').nth(1);
     expect(await sealed.innerHTML()).toContain('<strong>bold</strong>');
@@ -201,7 +187,7 @@ describe('the chat', () => {
     await waitForOpenText(page, 40);
     await page.reload();
     const samples = await sampleOpenText(page);
-    const stored = await expectScreenToEqualLog(page, api, tabId);
+    const stored = await expectScreenToEqualLog(page, app.api, tabId);
     // After the reload the block came back with its text so far, then went on.
     expect(squash(samples[0] ?? '').length).toBeGreaterThan(30);
     expectStreamedPrefixes(samples, stored[1]!.text);
@@ -219,7 +205,7 @@ describe('the chat', () => {
     await sleep(1500);
     await context.setOffline(false);
     await page.waitForSelector('[data-testid=connection]:has-text("Live")', { timeout: 30_000 });
-    const stored = await expectScreenToEqualLog(page, api, tabId);
+    const stored = await expectScreenToEqualLog(page, app.api, tabId);
     expect(squash(stored[1]!.text).startsWith(squash(before))).toBe(true);
   });
 
@@ -229,8 +215,8 @@ describe('the chat', () => {
       page,
       '[[sim: think "plan first"]] [[sim: tool calculator {"expression":"6*7"}]] [[sim: tool get_time]]',
     );
-    await api.idle(tabId, 3);
-    const chunks = await api.chunks(tabId);
+    await app.api.idle(tabId, 3);
+    const chunks = await app.api.chunks(tabId);
     const calls = chunks.flatMap((chunk) => (chunk.type === 'tool_call' ? [chunk] : []));
     const results = chunks.flatMap((chunk) => (chunk.type === 'tool_result' ? [chunk] : []));
     expect(calls).toHaveLength(2);
@@ -260,7 +246,7 @@ describe('the chat', () => {
       "**bold** <img src=x onerror='window.__pwned=1'> <script>window.__pwned=2</script> " +
       "<a href='javascript:window.__pwned=3'>click</a> [link](javascript:window.__pwned=4)";
     await sendInPage(page, `${hostile} [[sim: text "${hostile.replaceAll('"', "'")}"]]`);
-    await api.idle(tabId, 2);
+    await app.api.idle(tabId, 2);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
     const markdown = page.locator('[data-testid=text]');
     // The user's bubble is the text as typed; the answer is Markdown, its raw HTML shown as text.
@@ -287,8 +273,8 @@ describe('the chat', () => {
     await page.check(`input[value=${mode}]`);
     await sendInPage(page, `And this. [[sim: text "${reply}"]]`);
     await page.waitForSelector(`text=${reply}`, { timeout: 60_000 });
-    await api.idle(tabId, 4);
-    const texts = (await api.chunks(tabId)).flatMap((chunk) =>
+    await app.api.idle(tabId, 4);
+    const texts = (await app.api.chunks(tabId)).flatMap((chunk) =>
       chunk.type === 'text' ? [chunk] : [],
     );
     expect(texts.map((chunk) => chunk.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
@@ -321,9 +307,9 @@ describe('the chat', () => {
 
     const stop = page.getByRole('button', { name: 'Stop', exact: true });
     await stop.click();
-    const tab = await api.idle(tabId, 2);
+    const tab = await app.api.idle(tabId, 2);
     await stop.waitFor({ state: 'detached' });
-    const chunks = await api.chunks(tabId);
+    const chunks = await app.api.chunks(tabId);
     expect(chunks.filter((chunk) => chunk.type === 'text' && chunk.role === 'user')).toHaveLength(
       1,
     );

@@ -6,39 +6,26 @@
  * answer shown at once.
  */
 import { sleep } from '@chunklog/test-infra';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium } from './support/browser';
-import { ApiReader, createTabInPage, sendInPage } from './support/chat-page';
-import { type Product, startProduct } from './support/product';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTabInPage, sendInPage } from './support/chat-page';
+import { useProductInChromium } from './support/product-in-chromium';
 
-let product: Product;
-let browser: Browser;
-let api: ApiReader;
+const app = useProductInChromium();
 let context: BrowserContext;
 let page: Page;
 /** Native dialogs (`confirm`, `alert`) the page opened: the app has none. */
 let nativeDialogs: string[];
 
-beforeAll(async () => {
-  [product, browser] = await Promise.all([startProduct(), launchChromium()]);
-  api = new ApiReader(product.url);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await product?.stop();
-});
-
 beforeEach(async () => {
   nativeDialogs = [];
-  context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  context = await app.browser.newContext({ viewport: { width: 1200, height: 800 } });
   page = await context.newPage();
   page.on('dialog', (dialog) => {
     nativeDialogs.push(dialog.message());
     void dialog.dismiss();
   });
-  await page.goto(product.url);
+  await page.goto(app.product.url);
 });
 
 afterEach(async () => {
@@ -46,7 +33,7 @@ afterEach(async () => {
 });
 
 async function createTabByApi(title: string): Promise<string> {
-  const response = await fetch(`${product.url}/v1/tabs`, {
+  const response = await fetch(`${app.product.url}/v1/tabs`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ title }),
@@ -87,10 +74,10 @@ describe('model failures', () => {
     await page.getByTestId('activity').waitFor({ state: 'detached' });
 
     // Retry sends the failed message again.
-    await api.idle(tabId, 2);
+    await app.api.idle(tabId, 2);
     await error.getByRole('button', { name: 'Retry' }).click();
     for (const deadline = Date.now() + 20_000; ; await sleep(100)) {
-      const users = (await api.chunks(tabId)).filter(
+      const users = (await app.api.chunks(tabId)).filter(
         (chunk) => chunk.type === 'text' && chunk.role === 'user',
       );
       if (users.length === 2) {
@@ -125,8 +112,8 @@ describe('tabs', () => {
 
   it("says so when the address names a deleted tab or another tenant's", async () => {
     const tabId = await createTabByApi('gone soon');
-    await fetch(`${product.url}/v1/tabs/${tabId}`, { method: 'DELETE' });
-    await page.goto(`${product.url}/#/tabs/${tabId}`);
+    await fetch(`${app.product.url}/v1/tabs/${tabId}`, { method: 'DELETE' });
+    await page.goto(`${app.product.url}/#/tabs/${tabId}`);
     await page.reload();
     const missing = page.getByTestId('missing-tab');
     await missing.waitFor();
@@ -158,7 +145,7 @@ describe('tabs', () => {
     await page.waitForSelector('h1:has-text("history one")');
     await page.goBack();
     await page.waitForSelector('h1:has-text("history two")');
-    expect(new URL(page.url()).origin).toBe(product.url);
+    expect(new URL(page.url()).origin).toBe(app.product.url);
   });
 
   it('orders tabs by last activity, shows a relative time and a running indicator, even for a turn within one frame', async () => {
@@ -187,7 +174,7 @@ describe('tabs', () => {
           button.querySelector('[data-testid=tab-running]') !== null,
       ),
     );
-    await api.idle(older, 2);
+    await app.api.idle(older, 2);
     await page.waitForSelector('[data-testid=tab-running]', { state: 'detached' });
     expect((await listedTitles()).slice(0, 2)).toEqual(['active one', 'quiet one']);
 
@@ -204,7 +191,7 @@ describe('tabs', () => {
     });
     const tabId = await page.evaluate(() => location.hash.slice('#/tabs/'.length));
     await sendInPage(page, '[[sim: text "quick"]]');
-    await api.idle(tabId, 2);
+    await app.api.idle(tabId, 2);
     await page.waitForFunction(
       () =>
         document.querySelector('nav[aria-label="Your tabs"] .title')?.textContent === 'quiet one',
@@ -222,14 +209,14 @@ describe('tabs', () => {
     expect(await dialog.textContent()).toContain('to delete');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'hidden' });
-    expect((await fetch(`${product.url}/v1/tabs/${tabId}`)).status).toBe(200);
+    expect((await fetch(`${app.product.url}/v1/tabs/${tabId}`)).status).toBe(200);
     // Focus goes back to the button that opened it.
     await page.waitForFunction(() => document.activeElement?.textContent?.trim() === 'Delete');
 
     await deleteButton.click();
     await dialog.getByRole('button', { name: 'Delete tab' }).click();
     await tabList().getByText('to delete').waitFor({ state: 'detached' });
-    expect((await fetch(`${product.url}/v1/tabs/${tabId}`)).status).toBe(404);
+    expect((await fetch(`${app.product.url}/v1/tabs/${tabId}`)).status).toBe(404);
     expect(nativeDialogs).toEqual([]);
   });
 });
@@ -237,7 +224,7 @@ describe('tabs', () => {
 describe('the conversation', () => {
   it('copies an answer and a code block to the clipboard', async () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
-      origin: product.url,
+      origin: app.product.url,
     });
     await createTabInPage(page, 'copy');
     const answer = 'Here it is:\n\n```\nconst x = 1;\n```\n\nDone.';
@@ -261,7 +248,7 @@ describe('the conversation', () => {
     await page.setViewportSize({ width: 1200, height: 500 });
     const tabId = await createTabInPage(page, 'scrolling');
     await sendInPage(page, '[[sim: words 600]]');
-    await api.idle(tabId, 2);
+    await app.api.idle(tabId, 2);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=text]').length === 2);
     const jump = page.getByRole('button', { name: 'Scroll to latest' });
     expect(await jump.count()).toBe(0);
@@ -310,7 +297,7 @@ describe('the conversation', () => {
     expect(Date.now() - sentAt).toBeLessThan(1_000);
     expect(await page.locator('.group.user').count()).toBe(2);
     await page.waitForSelector('[data-testid=text]:has-text("new answer")', { timeout: 60_000 });
-    await api.idle(tabId, 4);
+    await app.api.idle(tabId, 4);
     // Shown once: the stored message took the place of the one shown while it was on its way.
     await page.waitForFunction(
       () =>
