@@ -131,7 +131,7 @@ describe('tabs', () => {
     const first = await createTabInPage(page, 'history one');
     const second = await createTabInPage(page, 'history two');
     const heading = () => page.locator('h1').textContent();
-    expect(await heading()).toBe('history two');
+    await expect.poll(heading).toBe('history two');
     await page.goBack();
     await page.waitForFunction((id) => location.hash === `#/tabs/${id}`, first);
     await page.waitForSelector('h1:has-text("history one")');
