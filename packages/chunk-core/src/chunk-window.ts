@@ -183,6 +183,10 @@ export class ChunkWindow {
         }
         this.evict();
         break;
+      case 'approval-requested':
+      case 'approval-resolved':
+        // The requests and the decisions are chunks too: their seals carry them into the window.
+        return;
       default:
         assertNever(event);
     }

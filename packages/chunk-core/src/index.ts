@@ -49,6 +49,12 @@ export {
   type StreamState,
 } from './reduce-stream';
 export {
+  type ApprovalDecisionData,
+  ApprovalDecisionDataSchema,
+  type ApprovalRequestData,
+  ApprovalRequestDataSchema,
+  type ApprovalVerdict,
+  ApprovalVerdictSchema,
   type Chunk,
   type ChunkBody,
   ChunkBodySchema,
@@ -93,6 +99,10 @@ export {
   snapshotSubject,
 } from './schemas/commands';
 export {
+  type ApprovalRequestedEvent,
+  ApprovalRequestedEventSchema,
+  type ApprovalResolvedEvent,
+  ApprovalResolvedEventSchema,
   type ChunkDeltaEvent,
   ChunkDeltaEventSchema,
   type ChunkOpenEvent,
@@ -113,6 +123,8 @@ export {
   tabEventsSubject,
   type Usage,
   UsageSchema,
+  type WaitingCall,
+  WaitingCallSchema,
 } from './schemas/events';
 export { lastStepText, type ToolCallChunk, unansweredToolCalls } from './schemas/log-queries';
 export {
@@ -139,6 +151,7 @@ export {
   WebhookEventTypeSchema,
   webhookEventTypeOf,
 } from './schemas/webhooks';
+export { type ApprovalPolicy, ApprovalPolicySchema, needsApproval } from './tab/approval-policy';
 export {
   isSecretScopeVariable,
   LOCAL_TENANT_NAME,

@@ -45,6 +45,8 @@ const knownEvents: Record<StreamEvent['event'], true> = {
   'chunk-delta': true,
   'chunk-seal': true,
   'turn-done': true,
+  'approval-requested': true,
+  'approval-resolved': true,
   'stream-live': true,
   'stream-end': true,
 };

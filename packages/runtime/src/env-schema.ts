@@ -1,4 +1,4 @@
-import { defaultRequestDefaults } from '@chunklog/chunk-core';
+import { type ApprovalPolicy, defaultRequestDefaults } from '@chunklog/chunk-core';
 import { z } from 'zod';
 import { LogLevelSchema } from './log-level';
 import { allowlistEntryProblem, splitAllowlist } from './outbound/outbound-address';
@@ -58,6 +58,32 @@ export const modelEnv = {
   MODEL: z.string().min(1).default(defaultRequestDefaults.model),
   MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
   MAX_TOKENS: z.coerce.number().int().min(1).max(128_000).default(defaultRequestDefaults.maxTokens),
+  /**
+   * The deployment's approval policy, for tabs whose config sets none: `all`, `none` (the
+   * default), or comma-separated tool names and patterns (`send_email,github_*`).
+   */
+  APPROVAL_TOOLS: z
+    .string()
+    .default('none')
+    .transform((value) => {
+      const trimmed = value.trim();
+      if (trimmed === 'all' || trimmed === 'none' || trimmed === '') return trimmed || 'none';
+      return trimmed.split(',').map((name) => name.trim());
+    })
+    .pipe(
+      z.union([
+        z.literal('all'),
+        z.literal('none'),
+        z.array(z.string().regex(/^[a-zA-Z0-9_*-]{1,64}$/, 'a tool name or pattern')).max(128),
+      ]),
+    ),
+  /** Undecided calls are denied with reason `expired` after this many seconds (unset: never). */
+  APPROVAL_EXPIRES_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(365 * 86_400)
+    .optional(),
 };
 
 /** SHUTDOWN_TIMEOUT_MS: how long a shutdown may take before the process exits anyway. */
@@ -124,3 +150,16 @@ export const webhookEnv = {
   /** How long delivered and failed deliveries stay listed before they are deleted. */
   WEBHOOK_RETENTION_MS: durationMs(60_000, 366 * 86_400_000, 7 * 86_400_000),
 };
+
+/** The deployment's approval policy from APPROVAL_TOOLS and APPROVAL_EXPIRES_AFTER_SECONDS. */
+export function approvalPolicyFromEnv(env: {
+  APPROVAL_TOOLS: 'all' | 'none' | string[];
+  APPROVAL_EXPIRES_AFTER_SECONDS?: number | undefined;
+}): ApprovalPolicy {
+  return {
+    tools: env.APPROVAL_TOOLS,
+    ...(env.APPROVAL_EXPIRES_AFTER_SECONDS === undefined
+      ? {}
+      : { expiresAfterSeconds: env.APPROVAL_EXPIRES_AFTER_SECONDS }),
+  };
+}

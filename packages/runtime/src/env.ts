@@ -4,6 +4,7 @@
  * of a start stays small.
  */
 export {
+  approvalPolicyFromEnv,
   databaseEnv,
   listenEnv,
   logEnv,

@@ -25,6 +25,7 @@ describe('parseEnv', () => {
       MODEL: 'claude-sonnet-4-6',
       MAX_STEPS: 25,
       MAX_TOKENS: 4096,
+      APPROVAL_TOOLS: 'none',
       LOG_LEVEL: 'info',
       PORT: 8080,
       HOST: '127.0.0.1',

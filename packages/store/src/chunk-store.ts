@@ -1,3 +1,4 @@
+import type { ApprovalStore } from './approvals/approval-store';
 import type { CancelStore } from './cancel/cancel-store';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { InboxStore } from './inbox/inbox-store';
@@ -32,4 +33,5 @@ export interface ChunkStore
     TenantStore,
     IdempotencyStore,
     WebhookStore,
-    WebhookOutbox {}
+    WebhookOutbox,
+    ApprovalStore {}

@@ -1,3 +1,4 @@
+import { createSqlApprovalStore } from './approvals/approval-store';
 import { createSqlCancelStore } from './cancel/cancel-store';
 import type { ChunkStore, StoreLifecycle } from './chunk-store';
 import { createSqlIdempotencyStore } from './idempotency/idempotency-store';
@@ -39,12 +40,13 @@ export function createSqlChunkStore(
     },
     ...tabs,
     ...createSqlChunkLog(run, groupCommit),
-    ...createSqlLeaseStore(run, tabs),
+    ...createSqlLeaseStore(run),
     ...createSqlCancelStore(run),
     ...createSqlInboxStore(run),
     ...createSqlTenantStore(run),
     ...createSqlIdempotencyStore(run),
     ...createSqlWebhookStore(run),
     ...createSqlWebhookOutbox(run),
+    ...createSqlApprovalStore(run),
   };
 }

@@ -1,3 +1,11 @@
+export {
+  type ApprovalDecisionRecord,
+  type ApprovalStore,
+  type NewApprovalDecision,
+  type StoredWaitingCall,
+  type TabWaiting,
+  TabWaitingSchema,
+} from './approvals/approval-store';
 export type { CancelStore } from './cancel/cancel-store';
 export type { ChunkStore, StoreLifecycle } from './chunk-store';
 export type {

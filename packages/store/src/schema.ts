@@ -65,6 +65,12 @@ export const tabs = pgTable(
     // The stamp the running turn started under, recorded by its holder so a takeover knows
     // which cancels apply to it; null between turns.
     turnCancelGeneration: bigint('turn_cancel_generation', { mode: 'number' }),
+    // The turn paused for a person's decision, while it waits (null otherwise): its id, step,
+    // cancel stamp and the calls waiting. Set by the holder before it lets the tab go, cleared
+    // by the holder that resumes it.
+    waiting: jsonb('waiting'),
+    // When the waiting calls expire (denied with reason `expired`); the sweep reads its index.
+    waitingExpiresAt: timestamp('waiting_expires_at', { withTimezone: true }),
     usageInputTokens: bigint('usage_input_tokens', { mode: 'number' }).notNull().default(0),
     usageOutputTokens: bigint('usage_output_tokens', { mode: 'number' }).notNull().default(0),
     usageCacheReadInputTokens: bigint('usage_cache_read_input_tokens', { mode: 'number' })
@@ -83,6 +89,9 @@ export const tabs = pgTable(
       .on(table.leaseExpiresAt)
       .where(sql`${table.status} = 'running'`),
     index('tabs_parent_tab_id_index').on(table.parentTabId),
+    index('tabs_waiting_expiry_index')
+      .on(table.waitingExpiresAt)
+      .where(sql`${table.waitingExpiresAt} IS NOT NULL`),
     // A subagent's child tab outlives its parent's deletion as a top-level tab.
     foreignKey({ columns: [table.parentTabId], foreignColumns: [table.id] }).onDelete('set null'),
     check('tabs_status_check', sql`${table.status} in ('idle', 'running')`),
@@ -137,7 +146,37 @@ export const inbox = pgTable(
   },
   (table) => [
     index('inbox_tab_order_index').on(table.tabId, table.intakeSeq, table.chunkId),
-    check('inbox_mode_check', sql`${table.mode} in ('interrupt', 'enqueue', 'reject', 'compact')`),
+    check(
+      'inbox_mode_check',
+      sql`${table.mode} in ('interrupt', 'enqueue', 'reject', 'compact', 'approval')`,
+    ),
+  ],
+);
+
+/**
+ * Decisions on tool calls that wait for a person (POST /v1/tabs/:tabId/approvals), recorded by
+ * the gateway before it wakes a worker: one per call, so a second decision on a call is refused
+ * with the first. The worker that resumes the turn appends each as an `approval_decision` chunk
+ * with `chunk_id`.
+ */
+export const approvalDecisions = pgTable(
+  'approval_decisions',
+  {
+    tabId: uuid('tab_id')
+      .notNull()
+      .references(() => tabs.id, { onDelete: 'cascade' }),
+    callId: text('call_id').notNull(),
+    turnId: uuid('turn_id').notNull(),
+    chunkId: uuid('chunk_id').notNull(),
+    decision: text('decision').notNull(),
+    input: jsonb('input'),
+    reason: text('reason'),
+    decidedBy: text('decided_by').notNull(),
+    decidedAt: timestamp('decided_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tabId, table.callId] }),
+    check('approval_decisions_decision_check', sql`${table.decision} in ('approve', 'deny')`),
   ],
 );
 

@@ -4,6 +4,7 @@
  * gracefully on SIGINT/SIGTERM (running turns get most of SHUTDOWN_TIMEOUT_MS, then are left
  * to a takeover).
  */
+
 import { hostname } from 'node:os';
 import Anthropic from '@anthropic-ai/sdk';
 import { createNatsBus } from '@chunklog/bus';
@@ -15,6 +16,7 @@ import {
   startStep,
   startTracing,
 } from '@chunklog/runtime';
+import { approvalPolicyFromEnv } from '@chunklog/runtime/env';
 import { createPostgresStore } from '@chunklog/store';
 import { modelClientOptions, parseWorkerConfig } from './config/worker-config';
 import { serveWorkerMetrics } from './metrics/metrics-server';
@@ -56,6 +58,7 @@ const worker = createWorker({
   workerId,
   leaseMs: config.LEASE_MS,
   maxSteps: config.MAX_STEPS,
+  approval: approvalPolicyFromEnv(config),
   maxTokens: config.MAX_TOKENS,
   model: config.MODEL,
   contextWindowTokens: config.CONTEXT_WINDOW_TOKENS,

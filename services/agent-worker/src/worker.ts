@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Bus, Subscription } from '@chunklog/bus';
 import {
+  type ApprovalPolicy,
   type Chunk,
   defaultRequestDefaults,
   INTAKE_QUEUE,
@@ -51,6 +52,8 @@ export interface WorkerDependencies {
   leaseMs: number;
   maxSteps: number;
   model: string;
+  /** Which tool calls wait for a person, for tabs whose config sets no policy (default: none). */
+  approval?: ApprovalPolicy;
   maxTokens?: number;
   logger: Logger;
   /** Local tools (default: the built-ins). The `task` tool is always added. */
@@ -158,6 +161,7 @@ export function createWorker(deps: WorkerDependencies): Worker {
     newId: ids,
     logger: logger.child({ component: 'turn' }),
     retry: deps.retry ?? defaultRetryPolicy,
+    ...(deps.approval === undefined ? {} : { approval: deps.approval }),
     metrics,
     defaults,
     compaction: {

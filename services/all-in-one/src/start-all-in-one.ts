@@ -7,6 +7,7 @@ import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
 import { bootstrapApiKeys, createGateway } from '@chunklog/gateway';
 import { gatewayLimitsOf } from '@chunklog/gateway/config';
 import { chunklogVersion, createLogger, registerProcessMetrics } from '@chunklog/runtime';
+import { approvalPolicyFromEnv } from '@chunklog/runtime/env';
 import type { Logger } from 'pino';
 import { type AllInOneConfig, mcpTabHostsOf } from './all-in-one-config';
 import { type AllInOneDatabase, openAllInOneDatabase } from './open-database';
@@ -97,6 +98,7 @@ export async function startAllInOne(
       workerId: `all-in-one-${process.pid}`,
       leaseMs: 15_000,
       maxSteps: config.MAX_STEPS,
+      approval: approvalPolicyFromEnv(config),
       maxTokens: config.MAX_TOKENS,
       model: config.MODEL,
       mcp: {

@@ -35,6 +35,7 @@ import { tracingPlugin } from './http/tracing-plugin';
 import { withoutUnusedInputComponents } from './http/unused-components';
 import { webAppPlugin } from './http/web-app-plugin';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
+import { approvalRoutes } from './routes/approval-routes';
 import { chunkRoutes } from './routes/chunk-routes';
 import type { GatewayContext, GatewayStore } from './routes/gateway-context';
 import { healthRoutes } from './routes/health-routes';
@@ -302,6 +303,7 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(healthRoutes, { context });
   await app.register(tabRoutes, { context });
   await app.register(messageRoutes, { context });
+  await app.register(approvalRoutes, { context });
   await app.register(chunkRoutes, { context });
   await app.register(streamRoutes, { context });
   await app.register(webhookRoutes, { context });

@@ -15,6 +15,8 @@ export const ChunkTypeSchema = z.enum([
   'error',
   'system',
   'compaction',
+  'approval_request',
+  'approval_decision',
 ]);
 export type ChunkType = z.infer<typeof ChunkTypeSchema>;
 
@@ -63,6 +65,37 @@ export type ErrorData = z.infer<typeof ErrorDataSchema>;
 export const SystemDataSchema = z.object({ kind: z.string().min(1), text: z.string() });
 export type SystemData = z.infer<typeof SystemDataSchema>;
 
+/**
+ * A tool call that waits for a person's decision (the tab's approval policy names its tool): the
+ * turn paused after its step, and resumes once every waiting call of the step is decided.
+ */
+export const ApprovalRequestDataSchema = z.object({
+  callId: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()),
+  /** Epoch ms after which the call is denied with reason `expired`; null: it never expires. */
+  expiresAt: z.number().int().nonnegative().nullable(),
+});
+export type ApprovalRequestData = z.infer<typeof ApprovalRequestDataSchema>;
+
+export const ApprovalVerdictSchema = z.enum(['approve', 'deny']);
+export type ApprovalVerdict = z.infer<typeof ApprovalVerdictSchema>;
+
+/** A decision on a waiting call: who made it, when, and what the tool runs with. */
+export const ApprovalDecisionDataSchema = z.object({
+  callId: z.string().min(1),
+  name: z.string().min(1),
+  decision: ApprovalVerdictSchema,
+  /** Approved with edited input: what the tool ran with instead of the model's input. */
+  input: z.record(z.string(), z.unknown()).optional(),
+  /** Why it was denied (a person's words, or `expired`, `cancelled`, `interrupted`). */
+  reason: z.string().optional(),
+  /** The API key (or end user) that decided; `system` for an expiry, a cancel or a new message. */
+  decidedBy: z.string().min(1),
+  decidedAt: z.number().int().nonnegative(),
+});
+export type ApprovalDecisionData = z.infer<typeof ApprovalDecisionDataSchema>;
+
 const chunkBase = {
   id: z.uuid(),
   tabId: z.uuid(),
@@ -81,6 +114,16 @@ const bodyShapes = [
   { type: z.literal('error'), role: z.enum(['assistant', 'system']), data: ErrorDataSchema },
   { type: z.literal('system'), role: z.literal('system'), data: SystemDataSchema },
   { type: z.literal('compaction'), role: z.literal('assistant'), data: CompactionDataSchema },
+  {
+    type: z.literal('approval_request'),
+    role: z.literal('system'),
+    data: ApprovalRequestDataSchema,
+  },
+  {
+    type: z.literal('approval_decision'),
+    role: z.literal('system'),
+    data: ApprovalDecisionDataSchema,
+  },
 ] as const;
 
 type BodyShape = (typeof bodyShapes)[number];
@@ -100,6 +143,8 @@ function chunkUnion<Fields extends z.ZodRawShape>(fields: Fields) {
     variant(bodyShapes[4]),
     variant(bodyShapes[5]),
     variant(bodyShapes[6]),
+    variant(bodyShapes[7]),
+    variant(bodyShapes[8]),
   ]);
 }
 

@@ -9,10 +9,11 @@ export const INTAKE_QUEUE = 'chunklog-intake';
 export const MessageModeSchema = z.enum(['interrupt', 'enqueue', 'reject']);
 
 /**
- * What an intake item asks for: a message in one of the message modes, or `compact`: compact
- * the tab now (`POST /v1/tabs/:tabId/compact`), as a turn of its own in its place in the queue.
+ * What an intake item asks for: a message in one of the message modes, `compact`: compact the
+ * tab now (`POST /v1/tabs/:tabId/compact`), as a turn of its own in its place in the queue, or
+ * `approval`: wake the tab's paused turn (decisions were recorded, or it was cancelled).
  */
-export const IntakeModeSchema = z.enum([...MessageModeSchema.options, 'compact']);
+export const IntakeModeSchema = z.enum([...MessageModeSchema.options, 'compact', 'approval']);
 
 /** A user message (or a compaction request) accepted by the gateway (202) for a worker to run. */
 export const MessageCommandSchema = z
@@ -32,10 +33,13 @@ export const MessageCommandSchema = z
      */
     cancelGeneration: z.number().int().nonnegative().optional(),
   })
-  .refine((command) => command.mode === 'compact' || command.text.length > 0, {
-    path: ['text'],
-    message: 'a message needs text',
-  });
+  .refine(
+    (command) => !MessageModeSchema.safeParse(command.mode).success || command.text.length > 0,
+    {
+      path: ['text'],
+      message: 'a message needs text',
+    },
+  );
 export type MessageCommand = z.infer<typeof MessageCommandSchema>;
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ChunkRoleSchema, ChunkSchema, ChunkTypeSchema } from './chunk';
+import { ApprovalVerdictSchema, ChunkRoleSchema, ChunkSchema, ChunkTypeSchema } from './chunk';
 
 /** Token usage summed over a step or a turn. */
 export const UsageSchema = z.object({
@@ -10,7 +10,17 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 
-export const TurnDoneReasonSchema = z.enum(['completed', 'cancelled', 'error', 'max_steps']);
+/**
+ * Why a turn (or a run of it) ended. `awaiting_approval`: the turn paused for a person's decision
+ * on tool calls; it starts again, with the same turn id, once they are decided.
+ */
+export const TurnDoneReasonSchema = z.enum([
+  'completed',
+  'cancelled',
+  'error',
+  'max_steps',
+  'awaiting_approval',
+]);
 export type TurnDoneReason = z.infer<typeof TurnDoneReasonSchema>;
 
 export const TurnStartEventSchema = z.object({ tabId: z.uuid(), turnId: z.uuid() });
@@ -37,6 +47,30 @@ export const TurnDoneEventSchema = z.object({
   usage: UsageSchema,
 });
 
+/** A call waiting for a decision, as the live event and the tab's `waiting` state show it. */
+export const WaitingCallSchema = z.object({
+  callId: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()),
+});
+export type WaitingCall = z.infer<typeof WaitingCallSchema>;
+
+/** The turn paused: these calls of its step wait for a decision (their request chunks are sealed). */
+export const ApprovalRequestedEventSchema = z.object({
+  tabId: z.uuid(),
+  turnId: z.uuid(),
+  calls: z.array(WaitingCallSchema),
+  expiresAt: z.number().int().nonnegative().nullable(),
+});
+/** A waiting call was decided (its decision chunk is sealed); the turn goes on. */
+export const ApprovalResolvedEventSchema = z.object({
+  tabId: z.uuid(),
+  turnId: z.uuid(),
+  callId: z.string().min(1),
+  decision: ApprovalVerdictSchema,
+  reason: z.string().optional(),
+});
+
 /** Live event kinds, as they appear in NATS subjects and SSE event names (contract). */
 export const LiveEventKindSchema = z.enum([
   'turn-start',
@@ -44,6 +78,8 @@ export const LiveEventKindSchema = z.enum([
   'chunk-delta',
   'chunk-seal',
   'turn-done',
+  'approval-requested',
+  'approval-resolved',
 ]);
 export type LiveEventKind = z.infer<typeof LiveEventKindSchema>;
 
@@ -54,6 +90,8 @@ export const LiveEventSchema = z.discriminatedUnion('event', [
   z.object({ event: z.literal('chunk-delta'), data: ChunkDeltaEventSchema }),
   z.object({ event: z.literal('chunk-seal'), data: ChunkSealEventSchema }),
   z.object({ event: z.literal('turn-done'), data: TurnDoneEventSchema }),
+  z.object({ event: z.literal('approval-requested'), data: ApprovalRequestedEventSchema }),
+  z.object({ event: z.literal('approval-resolved'), data: ApprovalResolvedEventSchema }),
 ]);
 export type LiveEvent = z.infer<typeof LiveEventSchema>;
 export type TurnStartEvent = z.infer<typeof TurnStartEventSchema>;
@@ -61,6 +99,8 @@ export type ChunkOpenEvent = z.infer<typeof ChunkOpenEventSchema>;
 export type ChunkDeltaEvent = z.infer<typeof ChunkDeltaEventSchema>;
 export type ChunkSealEvent = z.infer<typeof ChunkSealEventSchema>;
 export type TurnDoneEvent = z.infer<typeof TurnDoneEventSchema>;
+export type ApprovalRequestedEvent = z.infer<typeof ApprovalRequestedEventSchema>;
+export type ApprovalResolvedEvent = z.infer<typeof ApprovalResolvedEventSchema>;
 
 /** NATS subject of a tab's live events of one kind (contract). */
 export function liveEventSubject(tabId: string, kind: LiveEventKind): string {

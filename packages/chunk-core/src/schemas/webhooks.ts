@@ -3,10 +3,19 @@ import { assertNever } from '../errors/assert-never';
 import { type TurnDoneReason, TurnDoneReasonSchema, UsageSchema } from './events';
 
 /** The events a webhook endpoint can subscribe to (contract). */
-export const WebhookEventTypeSchema = z.enum(['turn.completed', 'turn.failed', 'turn.cancelled']);
+export const WebhookEventTypeSchema = z.enum([
+  'turn.completed',
+  'turn.failed',
+  'turn.cancelled',
+  'approval.requested',
+]);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
-/** The event a turn's end is announced as: `max_steps` is a completed turn that hit its limit. */
+/**
+ * The event a turn's end is announced as: `max_steps` is a completed turn that hit its limit, and
+ * a turn that paused for a decision announces `approval.requested` (a team's backend can then read
+ * the tab's waiting calls and decide).
+ */
 export function webhookEventTypeOf(reason: TurnDoneReason): WebhookEventType {
   switch (reason) {
     case 'completed':
@@ -16,6 +25,8 @@ export function webhookEventTypeOf(reason: TurnDoneReason): WebhookEventType {
       return 'turn.failed';
     case 'cancelled':
       return 'turn.cancelled';
+    case 'awaiting_approval':
+      return 'approval.requested';
     default:
       return assertNever(reason);
   }

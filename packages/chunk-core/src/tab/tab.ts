@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { UsageSchema } from '../schemas/events';
+import { UsageSchema, WaitingCallSchema } from '../schemas/events';
+import { ApprovalPolicySchema } from './approval-policy';
 import { TabMcpServersSchema } from './mcp-servers';
 
-export const TabStatusSchema = z.enum(['idle', 'running']);
+/** `waiting`: no turn runs, one is paused until a person decides on its waiting tool calls. */
+export const TabStatusSchema = z.enum(['idle', 'running', 'waiting']);
 export type TabStatus = z.infer<typeof TabStatusSchema>;
 
 /** The largest `max_tokens` a tab may ask for, and so the bound of its thinking budget. */
@@ -35,6 +37,8 @@ const TabConfigFieldsSchema = z
      * only; header values are references to the worker's environment, never secrets).
      */
     mcpServers: TabMcpServersSchema.optional(),
+    /** Which tool calls wait for a person's decision before they run (absent: the deployment's). */
+    approval: ApprovalPolicySchema.optional(),
     /**
      * When the worker compacts the tab (the API's native compaction): before a step whose
      * request would pass `threshold` of the model's context window, with `instructions` in
@@ -89,6 +93,15 @@ export const TabSchema = z.object({
   config: StoredTabConfigSchema,
   status: TabStatusSchema,
   activeTurnId: z.uuid().nullable(),
+  /** The paused turn and its calls waiting for a decision, while `status` is `waiting`. */
+  waiting: z
+    .object({
+      turnId: z.uuid(),
+      calls: z.array(WaitingCallSchema),
+      /** Epoch ms after which undecided calls are denied with reason `expired`. */
+      expiresAt: z.number().int().nonnegative().nullable(),
+    })
+    .nullable(),
   lastSeq: z.number().int().nonnegative(),
   usage: UsageSchema,
   createdAt: z.number().int().nonnegative(),

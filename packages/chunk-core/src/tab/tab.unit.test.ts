@@ -70,6 +70,7 @@ function storedTab(id: number, config: unknown) {
     config,
     status: 'idle',
     activeTurnId: null,
+    waiting: null,
     lastSeq: 0,
     usage: {
       inputTokens: 0,

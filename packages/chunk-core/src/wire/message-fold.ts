@@ -162,6 +162,10 @@ export class MessageFold {
         return;
       case 'system':
       case 'compaction':
+      // A pause for a person's decision is the log's, not the model's: the call's result
+      // (run, or denied) answers it, so the request after a decision keeps every earlier byte.
+      case 'approval_request':
+      case 'approval_decision':
         return;
       default:
         assertNever(chunk);
@@ -431,22 +435,25 @@ function finishUser(draft: UserDraft): WireMessage | null {
   return content.length === 0 ? null : { role: 'user', content };
 }
 
-/** The recorded results, then a synthesized error result for each call still unanswered. */
+/**
+ * One result per call, in the order the model made the calls (results land in the log in the
+ * order they complete, or after a person's decision), a synthesized error result for each call
+ * still unanswered.
+ */
 function resultsFor(
   results: readonly WireToolResultBlock[],
   calls: readonly ToolCallSlot[],
 ): WireToolResultBlock[] {
-  const missing = calls
-    .filter((call) => !call.answered)
-    .map(
-      (call): WireToolResultBlock => ({
+  const byWireId = new Map(results.map((result) => [result.tool_use_id, result]));
+  return calls.map(
+    (call): WireToolResultBlock =>
+      byWireId.get(call.wireId) ?? {
         type: 'tool_result',
         tool_use_id: call.wireId,
         content: MISSING_TOOL_RESULT_TEXT,
         is_error: true,
-      }),
-    );
-  return missing.length === 0 ? [...results] : [...results, ...missing];
+      },
+  );
 }
 
 function userMessage(results: WireToolResultBlock[], texts: WireTextBlock[]): WireMessage {

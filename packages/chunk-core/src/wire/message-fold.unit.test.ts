@@ -57,9 +57,10 @@ describe('buildMessages', () => {
       },
       {
         role: 'user',
+        // In the order of the calls, whatever order the results completed in.
         content: [
-          { type: 'tool_result', tool_use_id: 'toolu_b', content: 'sunny' },
           { type: 'tool_result', tool_use_id: 'toolu_a', content: '{"celsius":21}' },
+          { type: 'tool_result', tool_use_id: 'toolu_b', content: 'sunny' },
         ],
       },
       { role: 'assistant', content: [{ type: 'text', text: 'Paris 21°C, Rome sunny.' }] },
@@ -127,13 +128,13 @@ describe('buildMessages', () => {
     expect(messages[2]).toEqual({
       role: 'user',
       content: [
-        { type: 'tool_result', tool_use_id: 'toolu_2', content: 'done' },
         {
           type: 'tool_result',
           tool_use_id: 'toolu_1',
           content: MISSING_TOOL_RESULT_TEXT,
           is_error: true,
         },
+        { type: 'tool_result', tool_use_id: 'toolu_2', content: 'done' },
         { type: 'text', text: 'next question' },
       ],
     });

@@ -56,6 +56,8 @@ const finishReasons: Record<TurnDoneReason, FinishReason> = {
   error: 'error',
   cancelled: 'other',
   max_steps: 'other',
+  // Paused for a person's decision on its tool calls: the answer goes on once they are decided.
+  awaiting_approval: 'tool-calls',
 };
 
 /**
@@ -113,6 +115,8 @@ export function answerStep(state: AnswerState, event: StreamEvent): AnswerStep {
       return { state, parts: [] };
     case 'turn-start':
     case 'stream-end':
+    case 'approval-requested':
+    case 'approval-resolved':
       return { state, parts: [] };
     default:
       return assertNever(event);

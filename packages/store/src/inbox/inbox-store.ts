@@ -5,9 +5,10 @@ import type { RunStatement } from '../sql-client';
 /**
  * How a new user message relates to a turn that may be running (docs/architecture.md,
  * "Messages, intake and cancel"); `compact` is no message but a request to compact the tab, run
- * as a turn of its own in its place in the inbox.
+ * as a turn of its own in its place in the inbox; `approval` is no message either but a wake-up
+ * for a paused turn (decisions recorded, or a cancel of it): its text is empty.
  */
-export type MessageMode = 'interrupt' | 'enqueue' | 'reject' | 'compact';
+export type MessageMode = 'interrupt' | 'enqueue' | 'reject' | 'compact' | 'approval';
 
 /** A user message accepted by the gateway and waiting for a worker to turn it into a chunk. */
 export interface InboxMessage {
@@ -57,7 +58,7 @@ const InboxPutSchema = z
       .string()
       .refine((text) => Buffer.byteLength(text, 'utf8') <= maxInboxTextBytes, 'text too large')
       .refine((text) => !text.includes('\u0000'), 'text contains a NUL character'),
-    mode: z.enum(['interrupt', 'enqueue', 'reject', 'compact']),
+    mode: z.enum(['interrupt', 'enqueue', 'reject', 'compact', 'approval']),
     cancelGeneration: z.number().int().nonnegative().optional(),
     intakeSeq: z.number().int().nonnegative(),
   })

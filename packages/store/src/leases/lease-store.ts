@@ -9,9 +9,10 @@ import {
   webhookEventTypeOf,
 } from '@chunklog/chunk-core';
 import { z } from 'zod';
+import { type TabWaiting, TabWaitingSchema } from '../approvals/approval-store';
 import { type BigintValue, IdSchema, OwnerSchema, parse, requireTabId } from '../input';
 import type { RunStatement } from '../sql-client';
-import type { TabStore } from '../tabs/tab-store';
+import { type TabRow, tabColumns, tabFromRow } from '../tabs/tab-row';
 
 /** The turn lease a worker holds on a tab while it runs a turn there. */
 export interface TurnLease {
@@ -29,6 +30,8 @@ export interface AcquireLeaseResult {
   /** When the lease was taken from an expired holder: the turn that holder was running. */
   takenOver?: { turnId: string; owner: string };
   tab: Tab;
+  /** The tab's paused turn, whole (see ApprovalStore.getWaiting), read with the tab. */
+  waiting: TabWaiting | null;
 }
 
 /**
@@ -53,7 +56,12 @@ export interface LeaseStore {
     tabId: string,
     input: { owner: string; usage: Usage; ended?: { turnId: string; reason: TurnDoneReason } },
   ): Promise<boolean>;
-  /** Tabs whose lease expired, or that are idle with inbox messages waiting. */
+  /**
+   * Tabs whose lease expired, that are idle with inbox messages waiting (a paused turn's tab
+   * only for what wakes it: a decision or an interrupting message; the others wait behind the
+   * decision), or whose paused
+   * turn expired.
+   */
   tabsNeedingWork(limit: number): Promise<string[]>;
   /** The lease currently on a tab, if any (expired or not). */
   getLease(tabId: string): Promise<TurnLease | null>;
@@ -90,8 +98,8 @@ interface LeaseRow extends Record<string, unknown> {
   turn_cancel_generation: BigintValue | null;
 }
 
-/** The lease columns live on the tab row; acquireLease reads the tab back through `tabs`. */
-export function createSqlLeaseStore(run: RunStatement, tabs: Pick<TabStore, 'getTab'>): LeaseStore {
+/** The lease columns live on the tab row; acquireLease reads the tab back. */
+export function createSqlLeaseStore(run: RunStatement): LeaseStore {
   return {
     async acquireLease(tabId, input) {
       const id = requireTabId(tabId);
@@ -109,14 +117,21 @@ export function createSqlLeaseStore(run: RunStatement, tabs: Pick<TabStore, 'get
       ]);
       const result = rows[0];
       if (result === undefined) throw new NotFoundError(`tab ${id} not found`);
-      const tab = await tabs.getTab(id);
+      const [row] = await run<TabRow>(
+        'read leased tab',
+        `SELECT ${tabColumns} FROM tabs t WHERE t.id = $1`,
+        [id],
+      );
+      if (row === undefined) throw new NotFoundError(`tab ${id} not found`);
+      const tab = tabFromRow(row);
+      const waiting = row.waiting === null ? null : TabWaitingSchema.parse(row.waiting);
       const takenOver =
         result.taken_over && result.previous_turn_id !== null && result.previous_owner !== null
           ? { turnId: result.previous_turn_id, owner: result.previous_owner }
           : undefined;
       return takenOver === undefined
-        ? { acquired: result.acquired, tab }
-        : { acquired: result.acquired, takenOver, tab };
+        ? { acquired: result.acquired, tab, waiting }
+        : { acquired: result.acquired, takenOver, tab, waiting };
     },
 
     async renewLease(tabId, input) {
@@ -190,7 +205,10 @@ export function createSqlLeaseStore(run: RunStatement, tabs: Pick<TabStore, 'get
           ORDER BY t.lease_expires_at LIMIT $1)
          UNION
          (SELECT DISTINCT i.tab_id FROM inbox i JOIN tabs t ON t.id = i.tab_id
-          WHERE t.status = 'idle' LIMIT $1)
+          WHERE t.status = 'idle' AND (t.waiting IS NULL OR i.mode IN ('approval', 'interrupt')) LIMIT $1)
+         UNION
+         (SELECT t.id FROM tabs t WHERE t.waiting_expires_at <= now() AND t.status = 'idle'
+          ORDER BY t.waiting_expires_at LIMIT $1)
          LIMIT $1`,
         [bounded],
       );

@@ -7,7 +7,7 @@ import type { BigintValue } from '../input';
  * probe) or the highest seq a clear removed, whichever is higher.
  */
 export const tabColumns = `t.id, t.position, t.tenant_id, t.parent_tab_id, t.title, t.config,
-  t.status, t.active_turn_id,
+  t.status, t.active_turn_id, t.waiting,
   greatest(t.seq_floor, coalesce(
     (SELECT c.seq FROM chunks c WHERE c.tab_id = t.id ORDER BY c.seq DESC LIMIT 1), 0)) AS last_seq,
   t.usage_input_tokens, t.usage_output_tokens,
@@ -24,6 +24,12 @@ export interface TabRow extends Record<string, unknown> {
   config: TabConfig;
   status: TabStatus;
   active_turn_id: string | null;
+  /** The paused turn (see TabWaiting), or null. */
+  waiting: {
+    turnId: string;
+    calls: { callId: string; name: string; arguments: Record<string, unknown> }[];
+    expiresAt: number | null;
+  } | null;
   last_seq: BigintValue;
   usage_input_tokens: BigintValue;
   usage_output_tokens: BigintValue;
@@ -40,8 +46,21 @@ export function tabFromRow(row: TabRow): Tab {
     parentTabId: row.parent_tab_id,
     title: row.title,
     config: row.config,
-    status: row.status,
+    // A paused turn holds no lease: the tab is idle in the table and waiting to its reader.
+    status: row.status === 'idle' && row.waiting !== null ? 'waiting' : row.status,
     activeTurnId: row.active_turn_id,
+    waiting:
+      row.waiting === null
+        ? null
+        : {
+            turnId: row.waiting.turnId,
+            calls: row.waiting.calls.map(({ callId, name, arguments: input }) => ({
+              callId,
+              name,
+              arguments: input,
+            })),
+            expiresAt: row.waiting.expiresAt,
+          },
     lastSeq: Number(row.last_seq),
     usage: {
       inputTokens: Number(row.usage_input_tokens),

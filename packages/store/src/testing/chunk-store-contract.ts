@@ -1054,6 +1054,152 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
       });
     });
 
+    describe('approvals', () => {
+      const waitingFor = (turnId: string, expiresAt: number | null = null) => ({
+        turnId,
+        step: 0,
+        cancelGeneration: 0,
+        expiresAt,
+        calls: [
+          { callId: 'toolu_a', name: 'send_mail', arguments: { to: 'x' } },
+          {
+            callId: 'toolu_b',
+            name: 'pay',
+            arguments: { cents: 5 },
+            inputSchema: { type: 'object' },
+          },
+        ],
+      });
+      const decision = (
+        callId: string,
+        turnId: string,
+        verdict: 'approve' | 'deny' = 'approve',
+      ) => ({
+        callId,
+        turnId,
+        chunkId: randomUUID(),
+        decision: verdict,
+        decidedBy: 'key:abc',
+      });
+
+      it('records a paused turn only for the lease holder; the tab reads as waiting once let go', async () => {
+        const tenantId = await newTenant();
+        const tab = await newTab(tenantId);
+        const turnId = randomUUID();
+        expect(await store.getWaiting(tab.id)).toBeNull();
+        expect(await store.setWaiting(tab.id, { owner: 'w', waiting: waitingFor(turnId) })).toBe(
+          false,
+        );
+        await store.acquireLease(tab.id, { owner: 'w', turnId, leaseMs: 30_000 });
+        expect(
+          await store.setWaiting(tab.id, { owner: 'other', waiting: waitingFor(turnId) }),
+        ).toBe(false);
+        const expiresAt = Date.now() + 60_000;
+        expect(
+          await store.setWaiting(tab.id, { owner: 'w', waiting: waitingFor(turnId, expiresAt) }),
+        ).toBe(true);
+        expect((await store.getTab(tab.id)).status).toBe('running');
+        await store.releaseLease(tab.id, {
+          owner: 'w',
+          usage: zeroUsage,
+          ended: { turnId, reason: 'awaiting_approval' },
+        });
+        const paused = await store.getTab(tab.id, { tenantId });
+        expect(paused).toMatchObject({ status: 'waiting', activeTurnId: null });
+        // The tab's view names the calls, not the tools' schemas.
+        expect(paused.waiting).toEqual({
+          turnId,
+          expiresAt,
+          calls: [
+            { callId: 'toolu_a', name: 'send_mail', arguments: { to: 'x' } },
+            { callId: 'toolu_b', name: 'pay', arguments: { cents: 5 } },
+          ],
+        });
+        expect((await store.getWaiting(tab.id, { tenantId }))?.calls[1]?.inputSchema).toEqual({
+          type: 'object',
+        });
+        expect(
+          await rejection(store.getWaiting(tab.id, { tenantId: await newTenant() })),
+        ).toBeInstanceOf(NotFoundError);
+        // Woken and resumed: the holder clears it.
+        await store.acquireLease(tab.id, { owner: 'w2', turnId, leaseMs: 30_000 });
+        expect(await store.setWaiting(tab.id, { owner: 'w2', waiting: null })).toBe(true);
+        expect((await store.getTab(tab.id)).waiting).toBeNull();
+      });
+
+      it('records decisions all or none, refusing a second decision on a call with the first', async () => {
+        const tab = await newTab();
+        const turnId = randomUUID();
+        expect(
+          await store.recordDecisions(tab.id, [
+            { ...decision('toolu_a', turnId), input: { to: 'y' } },
+          ]),
+        ).toEqual({ conflicts: [] });
+        const refused = await store.recordDecisions(tab.id, [
+          decision('toolu_b', turnId),
+          decision('toolu_a', turnId, 'deny'),
+        ]);
+        expect(refused.conflicts).toEqual([
+          expect.objectContaining({ callId: 'toolu_a', decision: 'approve', input: { to: 'y' } }),
+        ]);
+        // Nothing of the refused request was stored.
+        const stored = await store.decisionsFor(tab.id, ['toolu_a', 'toolu_b']);
+        expect(stored.map((record) => record.callId)).toEqual(['toolu_a']);
+        expect(stored[0]).toMatchObject({ turnId, decidedBy: 'key:abc' });
+        expect(Math.abs(stored[0]!.decidedAt - Date.now())).toBeLessThan(60_000);
+        // Racing requests on one call: exactly one wins.
+        const racing = await Promise.all(
+          [1, 2, 3, 4].map(() =>
+            store.recordDecisions(tab.id, [
+              { ...decision('toolu_c', turnId, 'deny'), reason: 'no' },
+            ]),
+          ),
+        );
+        expect(racing.filter((outcome) => outcome.conflicts.length === 0)).toHaveLength(1);
+        expect(
+          await rejection(
+            store.recordDecisions(tab.id, [
+              { ...decision('toolu_d', turnId), input: { a: '\u0000' } },
+            ]),
+          ),
+        ).toBeInstanceOf(InvalidInputError);
+        expect(await store.decisionsFor(tab.id, [])).toEqual([]);
+      });
+
+      it('has the sweep wake a paused turn only for what wakes it, or once it expired', async () => {
+        const tab = await newTab();
+        const turnId = randomUUID();
+        await store.acquireLease(tab.id, { owner: 'w', turnId, leaseMs: 30_000 });
+        await store.setWaiting(tab.id, { owner: 'w', waiting: waitingFor(turnId) });
+        await store.releaseLease(tab.id, { owner: 'w', usage: zeroUsage });
+        await store.inboxPut({
+          tabId: tab.id,
+          chunkId: randomUUID(),
+          text: 'later',
+          mode: 'enqueue',
+          intakeSeq: nextIntakeSeq(),
+        });
+        expect(await store.tabsNeedingWork(10_000)).not.toContain(tab.id);
+        await store.inboxPut({
+          tabId: tab.id,
+          chunkId: randomUUID(),
+          text: '',
+          mode: 'approval',
+          intakeSeq: nextIntakeSeq(),
+        });
+        expect(await store.tabsNeedingWork(10_000)).toContain(tab.id);
+
+        const expiring = await newTab();
+        await store.acquireLease(expiring.id, { owner: 'w', turnId, leaseMs: 30_000 });
+        await store.setWaiting(expiring.id, {
+          owner: 'w',
+          waiting: waitingFor(turnId, Date.now() - 1_000),
+        });
+        await store.releaseLease(expiring.id, { owner: 'w', usage: zeroUsage });
+        expect(await store.tabsNeedingWork(10_000)).toContain(expiring.id);
+      });
+    });
+
     describe('cancel generations', () => {
       it('counts cancels per tab, for its own tenant only', async () => {
         const tenantId = await newTenant();

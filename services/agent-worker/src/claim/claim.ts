@@ -7,6 +7,7 @@ import { StaleWriterError, type TabHolder } from '../holding/hold-tab';
 import type { InterruptWatch } from '../holding/interrupt-watch';
 import type { TabSession } from '../holding/tab-session';
 import type { WorkerMetrics } from '../metrics/worker-metrics';
+import { hasWork, planResume } from '../turn/approval-plan';
 import { pickOpener } from '../turn/plan';
 import { planTakeover } from '../turn/takeover';
 import type { TurnDependencies, TurnOutcome } from '../turn/turn';
@@ -87,24 +88,34 @@ export function createClaimer(deps: {
       // An idle tab with nothing waiting has no turn to run: a message delivered again after
       // its turn took it, say. Leased anyway, it would show as running for nothing. A message
       // stored after this look claims the tab itself once stored.
-      if (tab.status === 'idle' && (await store.inboxList(tabId)).length === 0) {
+      if (tab.status !== 'running' && !hasWork(tab, await store.inboxList(tabId))) {
         logger.debug({ tabId }, 'claim skipped: nothing waiting');
         return;
       }
       // Passing the running turn's id lets a takeover keep it as the tab's active turn.
       const runningTurnId = tab.status === 'running' && tab.activeTurnId ? tab.activeTurnId : null;
+      // A paused turn resumes under its own id.
+      const pausedTurnId = tab.status === 'waiting' ? (tab.waiting?.turnId ?? null) : null;
       if (runningTurnId !== null && (await reclaimLostTurn(tabId, runningTurnId))) {
         logger.info({ tabId, turnId: runningTurnId }, 'taking up a turn this worker lost');
         metrics.takeovers.inc();
         // The tab read above is the lease's: a takeover from this very worker.
-        const lost = { acquired: true, takenOver: { turnId: runningTurnId, owner: workerId }, tab };
-        launch(holder.heldTab(tabId), lost, runningTurnId);
+        const held = holder.heldTab(tabId);
+        const waiting = tab.waiting === null ? null : await held.store.getWaiting(tabId);
+        const lost = {
+          acquired: true,
+          takenOver: { turnId: runningTurnId, owner: workerId },
+          tab,
+          waiting,
+        };
+        launch(held, lost, runningTurnId);
         launched = true;
         return;
       }
-      let turnId = runningTurnId ?? ids();
+      let turnId = runningTurnId ?? pausedTurnId ?? ids();
       let { lease, held } = await holder.acquire(tabId, turnId);
-      if (held && runningTurnId !== null && !lease.takenOver) {
+      const resumedElsewhere = pausedTurnId !== null && lease.tab.waiting?.turnId !== pausedTurnId;
+      if (held && (runningTurnId !== null || resumedElsewhere) && !lease.takenOver) {
         // The turn read above ended before the acquire, so this lease starts a fresh turn on an
         // idle tab, which must not reuse the finished turn's id (clients would see that id start
         // and finish twice). Give the lease back and take it under a new id.
@@ -195,6 +206,13 @@ export function createClaimer(deps: {
     takenOver: AcquireLeaseResult['takenOver'],
   ): Promise<TurnOutcome | null> {
     const tabId = session.tabId;
+    const paused = lease.waiting;
+    if (paused !== null) {
+      // A paused turn (or one whose holder died pausing it) is woken, never taken over, and no
+      // other turn starts while it waits.
+      if (paused.turnId !== turnId) return null;
+      return resumePaused(session, cancel, interrupts, lease, turnId);
+    }
     if (takenOver && session.log.some((chunk) => chunk.turnId === takenOver.turnId)) {
       logger.info({ tabId, turnId, from: takenOver.owner }, 'taking over a turn');
       // The generation the dead holder recorded, so a cancel sent since still applies; when
@@ -207,7 +225,16 @@ export function createClaimer(deps: {
     // The message that got the tab claimed may have overtaken one sent before it on the way
     // into the inbox: the opener is picked once that one is in too.
     await deps.messagesStored(tabId);
-    const opener = pickOpener(await session.store.inboxList(tabId));
+    const waiting = await session.store.inboxList(tabId);
+    // Wake-ups for a paused turn that has resumed since: nothing left to wake.
+    const stale = waiting.filter((message) => message.mode === 'approval');
+    if (stale.length > 0) {
+      await session.store.inboxRemove(
+        tabId,
+        stale.map((message) => message.chunkId),
+      );
+    }
+    const opener = pickOpener(waiting.filter((message) => message.mode !== 'approval'));
     if (!opener) return null;
     // Recorded before the opener's chunk is written, so a takeover always finds it.
     await holder.beginTurn(session, cancel, opener.cancelGeneration);
@@ -223,6 +250,86 @@ export function createClaimer(deps: {
       cancel,
       interrupts,
     });
+  }
+
+  /**
+   * Wakes a paused turn (see planResume): it resumes once every waiting call is decided, or a
+   * cancel, an interrupting message or the expiry decides the rest; else it keeps waiting and the
+   * tab is let go. Denials the system makes are recorded like a person's, all or none, so a
+   * person's decision made meanwhile wins and a later one is refused.
+   */
+  async function resumePaused(
+    session: TabSession,
+    cancel: CancelWatch,
+    interrupts: InterruptWatch,
+    lease: AcquireLeaseResult,
+    turnId: string,
+  ): Promise<TurnOutcome | null> {
+    const tabId = session.tabId;
+    const waiting = lease.waiting;
+    if (waiting === null || waiting.turnId !== turnId) return null;
+    const callIds = waiting.calls.map((call) => call.callId);
+    for (let attempt = 1; ; attempt++) {
+      const [inbox, cancelGeneration, read] = await Promise.all([
+        session.store.inboxList(tabId),
+        session.store.cancelGeneration(tabId),
+        session.store.decisionsFor(tabId, callIds),
+      ]);
+      cancel.hear(cancelGeneration);
+      const planWith = (decisions: typeof read) =>
+        planResume({ waiting, decisions, inbox, cancelGeneration, now: Date.now(), newId: ids });
+      let decisions = read;
+      let plan = planWith(decisions);
+      if (plan.kind === 'wait' && plan.wakeIds.length > 0) {
+        // Read side by side, the decisions may predate a wake-up the inbox showed: read them
+        // again, after it, before the wake-ups are let go.
+        decisions = await session.store.decisionsFor(tabId, callIds);
+        plan = planWith(decisions);
+      }
+      if (plan.kind === 'wait') {
+        if (plan.wakeIds.length > 0) await session.store.inboxRemove(tabId, plan.wakeIds);
+        logger.debug({ tabId, turnId }, 'paused turn still waits for decisions');
+        return null;
+      }
+      if (plan.systemDenials.length > 0) {
+        const { conflicts } = await session.store.recordDecisions(
+          tabId,
+          plan.systemDenials.map(({ callId, chunkId, decision, reason, decidedBy }) => ({
+            callId,
+            turnId,
+            chunkId,
+            decision,
+            decidedBy,
+            ...(reason === undefined ? {} : { reason }),
+          })),
+        );
+        // A person decided meanwhile: plan again with that decision.
+        if (conflicts.length > 0 && attempt < 3) continue;
+      }
+      // The decisions as recorded: a person's or the system's.
+      const recorded =
+        plan.systemDenials.length > 0
+          ? await session.store.decisionsFor(tabId, callIds)
+          : decisions;
+      logger.info({ tabId, turnId }, 'resuming a turn paused for approval');
+      return runTurn({
+        deps: deps.turnDependencies,
+        session,
+        config: lease.tab.config,
+        turnId,
+        start: {
+          kind: 'approved',
+          waiting,
+          decisions: recorded,
+          wakeIds: plan.wakeIds,
+          // Recorded beside the resume's first writes; the paused turn's stamp is in `waiting`
+          // until they are done, so a takeover finds it either way.
+          begin: () => holder.beginTurn(session, cancel, waiting.cancelGeneration),
+        },
+        cancel,
+        interrupts,
+      });
+    }
   }
 
   /** After another worker died mid-turn: answer its open calls, say so, and go on if possible. */

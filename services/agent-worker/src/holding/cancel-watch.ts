@@ -32,6 +32,11 @@ export class CancelWatch {
     this.check();
   }
 
+  /** The stamp the turn runs under, once known. */
+  get generation(): number | null {
+    return this.turnGeneration;
+  }
+
   /**
    * The cancel generation that stops this turn, or null while none does. Messages stamped below
    * it were accepted before that cancel and belong to the cancelled turn; the others wait for a

@@ -1,4 +1,11 @@
-import type { CancelStore, ChunkLog, InboxStore, LeaseStore, TabStore } from '@chunklog/store';
+import type {
+  ApprovalStore,
+  CancelStore,
+  ChunkLog,
+  InboxStore,
+  LeaseStore,
+  TabStore,
+} from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { StoreHealth } from '../health/store-health';
 import { patientStore } from '../health/wait-out-outage';
@@ -13,13 +20,14 @@ export class LeaseLostError extends Error {
 
 /**
  * What the work on a held tab does with the store: its log, its lease, its inbox, its cancel
- * generation and its tenant's name (for the tab's MCP servers).
+ * generation, its tenant's name (for the tab's MCP servers) and its paused turn's decisions.
  */
 export type HeldTabStore = ChunkLog &
   Pick<LeaseStore, 'renewLease' | 'releaseLease' | 'getLease' | 'setTurnCancelGeneration'> &
   Pick<InboxStore, 'inboxList' | 'inboxRemove'> &
   Pick<CancelStore, 'cancelGeneration'> &
-  Pick<TabStore, 'tabTenantName'>;
+  Pick<TabStore, 'tabTenantName'> &
+  Pick<ApprovalStore, 'getWaiting' | 'setWaiting' | 'recordDecisions' | 'decisionsFor'>;
 
 /** Where a held tab's outage waits are reported and logged, and when they give up. */
 export interface HeldTabPatience {

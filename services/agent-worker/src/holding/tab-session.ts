@@ -106,6 +106,11 @@ export class TabSession {
   }
 
   /** True once the lease is known to be another worker's: nothing more is written. */
+  /** The lease owner: this worker. */
+  get owner(): string {
+    return this.held.owner;
+  }
+
   get lost(): boolean {
     return this.held.lost;
   }

@@ -23,7 +23,7 @@ import {
   type TurnDoneReason,
   userTextChunk,
 } from '@chunklog/chunk-core';
-import { type ChunkStore, createPostgresStore } from '@chunklog/store';
+import { type ApprovalDecisionRecord, type ChunkStore, createPostgresStore } from '@chunklog/store';
 import {
   createTestDatabase,
   type TestDatabase,
@@ -59,8 +59,24 @@ export interface Harness {
     mode?: MessageCommand['mode'],
     cancelGeneration?: number,
   ): Promise<string>;
-  /** What the gateway does on POST /cancel: records the cancel, then publishes it (the fast path). */
+  /**
+   * What the gateway does on POST /cancel: records the cancel, then publishes it (the fast path),
+   * and wakes a paused turn.
+   */
   cancel(tabId: string): Promise<number>;
+  /**
+   * What the gateway does on POST /approvals: records the decisions on the paused turn's calls,
+   * then wakes the turn through the intake. Returns the calls decided already (nothing stored then).
+   */
+  decide(
+    tabId: string,
+    decisions: {
+      callId: string;
+      decision: 'approve' | 'deny';
+      input?: Record<string, unknown>;
+      reason?: string;
+    }[],
+  ): Promise<ApprovalDecisionRecord[]>;
   startWorker(overrides?: Partial<WorkerDependencies>): Promise<Worker>;
   /** The simulator's requests whose body contains `text` (a marker in the turn's message). */
   requestsMentioning(text: string): Simulator['requests'];
@@ -118,6 +134,18 @@ export async function createHarness(
     for (const waiter of waiters) waiter();
   });
   const workers: Worker[] = [];
+  const wake = async (tabId: string, cancelGeneration: number) => {
+    const chunkId = randomUUID();
+    const command: MessageCommand = {
+      tabId,
+      chunkId,
+      text: '',
+      mode: 'approval',
+      acceptedAt: Date.now(),
+      cancelGeneration,
+    };
+    await theBus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
+  };
   const cleanups: (() => void)[] = [];
 
   const harness: Harness = {
@@ -147,7 +175,23 @@ export async function createHarness(
     async cancel(tabId) {
       const generation = await store.requestCancel(tabId);
       await theBus.publish(cancelSubject(tabId), { tabId, generation });
+      if ((await store.getWaiting(tabId)) !== null) await wake(tabId, generation);
       return generation;
+    },
+    async decide(tabId, decisions) {
+      const waiting = await store.getWaiting(tabId);
+      if (waiting === null) throw new Error(`tab ${tabId} has no paused turn`);
+      const { conflicts } = await store.recordDecisions(
+        tabId,
+        decisions.map((decision) => ({
+          ...decision,
+          turnId: waiting.turnId,
+          chunkId: randomUUID(),
+          decidedBy: 'test',
+        })),
+      );
+      if (conflicts.length === 0) await wake(tabId, await store.cancelGeneration(tabId));
+      return conflicts;
     },
     async startWorker(overrides = {}) {
       const worker = createWorker({

@@ -1,5 +1,11 @@
-import { emptyUsage, type TabConfig, type TurnDoneReason } from '@chunklog/chunk-core';
+import {
+  emptyUsage,
+  type TabConfig,
+  type TurnDoneReason,
+  toolResultChunk,
+} from '@chunklog/chunk-core';
 import { inSpan } from '@chunklog/runtime';
+import type { TabWaiting } from '@chunklog/store';
 import type { CancelWatch } from '../holding/cancel-watch';
 import { LeaseLostError } from '../holding/held-tab';
 import { type InterruptWatch, wasInterrupted } from '../holding/interrupt-watch';
@@ -7,6 +13,14 @@ import type { TabSession } from '../holding/tab-session';
 import { buildStepRequest } from '../request/step-request';
 import { tabToolSet } from '../tools/tab-tool-set';
 import { GEN_AI, usageAttributes } from '../tracing/gen-ai-attributes';
+import {
+  approvalPolicyOf,
+  approvedCalls,
+  deniedResult,
+  planApprovalRequests,
+  planDecisionChunks,
+  splitGatedCalls,
+} from './approval-plan';
 import { compactionSettings, compactTab, wouldPassThreshold } from './compact';
 import { callModel, type ModelStepResult } from './model-step';
 import {
@@ -18,6 +32,7 @@ import {
   planUnansweredResults,
 } from './plan';
 import { runTools } from './run-tools';
+import type { StepToolCall } from './stream-step';
 import {
   checkCancel,
   offeredTools,
@@ -97,10 +112,14 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
     const opening = planOpening(session.log, start.message, turnId);
     if (opening.length > 0) await session.append(opening);
     await session.store.inboxRemove(tabId, [start.message.chunkId]);
+  } else if (start.kind === 'approved') {
+    step = start.waiting.step;
+    await session.publish({ event: 'turn-start', data: { tabId, turnId } });
   } else {
     step = start.step;
   }
-  await drainInbox(turn, step === 0 ? 0 : step - 1);
+  // A resumed turn takes messages in after its calls' results (resumeApproved).
+  if (start.kind !== 'approved') await drainInbox(turn, step === 0 ? 0 : step - 1);
   if (deps.mcp) {
     // Before the first model call, so the tab's MCP tools are in its first request. The
     // tenant decides which secrets the tab's own servers may use, and keeps every server's
@@ -114,6 +133,11 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
   }
 
   try {
+    if (start.kind === 'approved') {
+      if ((await resumeApproved(turn, start)) === 'cancelled')
+        return finish(await endCancelled(turn, step));
+      step++;
+    }
     for (; ; step++) {
       // Before every model call, and so after the tab was subscribed to and its log loaded.
       await checkCancel(turn);
@@ -149,7 +173,7 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
       while (input.interrupts.pending) await drainInbox(turn, step === 0 ? 0 : step - 1);
       if (signal.aborted) return finish(await endCancelled(turn, step === 0 ? 0 : step - 1));
 
-      const { answer, interrupted } = await runStep(turn, step);
+      const { answer, interrupted, paused } = await runStep(turn, step);
       if (answer.kind === 'cancelled') return finish(await endCancelled(turn, step));
       if (answer.kind === 'failed') {
         await session.append([
@@ -167,6 +191,7 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
         deps.logger.info({ tabId, turnId, step }, 'step interrupted by a new message');
         await answerUnanswered(turn, INTERRUPTED_TOOL_RESULT);
       }
+      if (paused !== null && !interrupted) return finish(await pause(turn, paused));
       const interrupts = await drainInbox(turn, step);
       const stopReason = answer.kind === 'answered' ? answer.stopReason : null;
       if (
@@ -255,17 +280,152 @@ async function runCompactionTurn(
 async function runStep(
   turn: RunningTurn,
   step: number,
-): Promise<{ answer: ModelStepResult; interrupted: boolean }> {
+): Promise<{ answer: ModelStepResult; interrupted: boolean; paused: TabWaiting | null }> {
   const signal = turn.interrupts.beginStep(turn.cancel.signal);
   try {
     const answer = await callModel(turn, step, signal);
+    let paused: TabWaiting | null = null;
     if (answer.kind === 'answered' && answer.toolCalls.length > 0) {
-      await runTools(turn, answer.toolCalls, step, signal);
+      const policy = approvalPolicyOf(turn.config, turn.deps.approval);
+      const { free, gated } = splitGatedCalls(answer.toolCalls, policy, (name) =>
+        turn.tools.has(name),
+      );
+      // The requests are sealed before the free calls run, so a person sees them at once.
+      if (gated.length > 0) paused = await requestApprovals(turn, gated, step);
+      await runTools(turn, free, step, signal);
     }
-    return { answer, interrupted: wasInterrupted(signal) };
+    return { answer, interrupted: wasInterrupted(signal), paused };
   } finally {
     turn.interrupts.endStep();
   }
+}
+
+/** Seals the request chunks of a step's waiting calls; returns what the paused turn records. */
+async function requestApprovals(
+  turn: RunningTurn,
+  gated: readonly StepToolCall[],
+  step: number,
+): Promise<TabWaiting> {
+  const inputSchemas = new Map(
+    turn.tools
+      .describe(gated.map((call) => call.name))
+      .map((tool) => [tool.name, tool.input_schema as Record<string, unknown>]),
+  );
+  const plan = planApprovalRequests({
+    gated,
+    policy: approvalPolicyOf(turn.config, turn.deps.approval),
+    inputSchemas,
+    turnId: turn.turnId,
+    step,
+    cancelGeneration: turn.cancel.generation ?? 0,
+    now: Date.now(),
+    newId: turn.deps.newId,
+  });
+  await turn.session.append(plan.append);
+  return plan.waiting;
+}
+
+/**
+ * Pauses the turn once its step's free calls are answered: records what waits (the lease is let
+ * go by the holder, with turn-done `awaiting_approval`), and says so live.
+ */
+async function pause(turn: RunningTurn, waiting: TabWaiting): Promise<TurnDoneReason> {
+  const { session } = turn;
+  await session.settled();
+  const recorded = await session.store.setWaiting(session.tabId, {
+    owner: session.owner,
+    waiting,
+  });
+  if (!recorded) throw new LeaseLostError(session.tabId);
+  turn.deps.logger.info(
+    { tabId: session.tabId, turnId: turn.turnId, calls: waiting.calls.length },
+    'turn paused for approval',
+  );
+  await session.publish({
+    event: 'approval-requested',
+    data: {
+      tabId: session.tabId,
+      turnId: turn.turnId,
+      calls: waiting.calls.map(({ callId, name, arguments: input }) => ({
+        callId,
+        name,
+        arguments: input,
+      })),
+      expiresAt: waiting.expiresAt,
+    },
+  });
+  return 'awaiting_approval';
+}
+
+/**
+ * The first part of a resumed turn: appends the decisions, marks the turn resumed, answers the
+ * denied calls and runs the approved ones (with a person's edited input), then takes in waiting
+ * messages after their results. 'cancelled' when a cancel stops it first.
+ */
+async function resumeApproved(
+  turn: RunningTurn,
+  start: Extract<TurnInput['start'], { kind: 'approved' }>,
+): Promise<'resumed' | 'cancelled'> {
+  const { session, turnId, deps } = turn;
+  const { waiting, decisions, wakeIds } = start;
+  const tabId = session.tabId;
+  const drafts = planDecisionChunks({ waiting, decisions, log: session.log });
+  // The decisions are recorded already: their chunks, the tab's state and the wake-ups go
+  // together.
+  const [, , resumed] = await Promise.all([
+    start.begin(),
+    drafts.length > 0 ? session.append(drafts) : undefined,
+    session.store.setWaiting(tabId, { owner: session.owner, waiting: null }),
+    wakeIds.length > 0 ? session.store.inboxRemove(tabId, wakeIds) : undefined,
+  ]);
+  if (!resumed) throw new LeaseLostError(tabId);
+  for (const decision of decisions) {
+    await session.publish({
+      event: 'approval-resolved',
+      data: {
+        tabId,
+        turnId,
+        callId: decision.callId,
+        decision: decision.decision,
+        ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+      },
+    });
+  }
+  const answered = new Set(
+    session.log.flatMap((chunk) => (chunk.type === 'tool_result' ? [chunk.data.callId] : [])),
+  );
+  const denied = decisions.filter(
+    (decision) => decision.decision === 'deny' && !answered.has(decision.callId),
+  );
+  if (denied.length > 0) {
+    const names = new Map(waiting.calls.map((call) => [call.callId, call.name]));
+    await session.append(
+      denied.map((decision) =>
+        toolResultChunk(
+          { id: deps.newId(), turnId, step: waiting.step },
+          {
+            callId: decision.callId,
+            name: names.get(decision.callId) ?? 'unknown_tool',
+            result: deniedResult(decision.reason),
+            isError: true,
+          },
+        ),
+      ),
+    );
+  }
+  // The cancel generation was read as the turn woke (resumePaused); a later one is heard live.
+  if (turn.cancel.signal.aborted) return 'cancelled';
+  const approved = approvedCalls(waiting, decisions).filter((call) => !answered.has(call.callId));
+  const signal = turn.interrupts.beginStep(turn.cancel.signal);
+  try {
+    if (approved.length > 0) await runTools(turn, approved, waiting.step, signal);
+  } finally {
+    turn.interrupts.endStep();
+  }
+  if (turn.cancel.signal.aborted) return 'cancelled';
+  if (wasInterrupted(signal)) await answerUnanswered(turn, INTERRUPTED_TOOL_RESULT);
+  await drainInbox(turn, waiting.step);
+  return 'resumed';
 }
 
 /** Appends what waiting messages become after `step` (see planInbox); returns the interrupts. */

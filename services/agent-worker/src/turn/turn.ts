@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { TabConfig, TurnDoneReason, Usage } from '@chunklog/chunk-core';
-import type { InboxMessage } from '@chunklog/store';
+import type { ApprovalPolicy, TabConfig, TurnDoneReason, Usage } from '@chunklog/chunk-core';
+import type { ApprovalDecisionRecord, InboxMessage, TabWaiting } from '@chunklog/store';
 import type { Logger } from 'pino';
 import type { CancelWatch } from '../holding/cancel-watch';
 import type { InterruptWatch } from '../holding/interrupt-watch';
@@ -22,6 +22,8 @@ export interface TurnDependencies {
   logger: Logger;
   retry: RetryPolicy;
   defaults: { model: string; maxSteps: number; maxTokens: number; maxChunkBytes: number };
+  /** The deployment's approval policy, for tabs whose config sets none (absent: none waits). */
+  approval?: ApprovalPolicy;
   /** Names withheld from this turn's model (the subagent's own `task`, for one). */
   excludeTools?: readonly string[];
   /**
@@ -43,7 +45,20 @@ export type TurnStart =
   | { kind: 'message'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
   /** `text`: instructions for this compaction; empty for the tab's own. */
   | { kind: 'compact'; message: Pick<InboxMessage, 'chunkId' | 'text'> }
-  | { kind: 'resume'; step: number };
+  | { kind: 'resume'; step: number }
+  /**
+   * A turn paused for decisions, woken with every waiting call decided (by a person, or denied
+   * by the system): it records the decisions, runs the approved calls and goes on.
+   */
+  | {
+      kind: 'approved';
+      waiting: TabWaiting;
+      decisions: ApprovalDecisionRecord[];
+      /** The inbox's wake-ups this resume answers. */
+      wakeIds: string[];
+      /** Fixes the cancel generation the turn runs under (TabHolder.beginTurn). */
+      begin: () => Promise<void>;
+    };
 
 export interface TurnOutcome {
   reason: TurnDoneReason;

@@ -1,6 +1,7 @@
 import type { Bus } from '@chunklog/bus';
 import type { OutboundAllowlist } from '@chunklog/runtime/outbound-address';
 import type {
+  ApprovalStore,
   CancelStore,
   ChunkReader,
   IdempotencyStore,
@@ -26,7 +27,8 @@ export type GatewayStore = TabStore &
   CancelStore &
   TenantStore &
   IdempotencyStore &
-  WebhookStore;
+  WebhookStore &
+  Pick<ApprovalStore, 'getWaiting' | 'recordDecisions' | 'decisionsFor'>;
 
 /** What route plugins share: the collaborators and the gateway's running state. */
 export interface GatewayContext {

@@ -46,7 +46,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         operationId: 'sendMessage',
         summary: 'Send a user message; 202 with the id its user chunk will have',
         description:
-          'mode says what the message does to a running turn. interrupt (the default) stops the running step at once: a partial answer is kept, marked interrupted (thinking or a tool call cut mid-block is dropped), tool calls it leaves unfinished are answered with an error result ("interrupted by a new message"), and the model answers this message next, in the same turn. enqueue waits for a turn of its own; reject answers 409 while a turn runs. With an Idempotency-Key, a retry with the same body answers the same 202 (Idempotent-Replayed: true) and the message is stored once.',
+          'mode says what the message does to a running turn. While a turn waits for a decision on its tool calls, interrupt denies them (reason interrupted) and the model answers this message in that turn, enqueue waits behind the decision, reject answers 409. interrupt (the default) stops the running step at once: a partial answer is kept, marked interrupted (thinking or a tool call cut mid-block is dropped), tool calls it leaves unfinished are answered with an error result ("interrupted by a new message"), and the model answers this message next, in the same turn. enqueue waits for a turn of its own; reject answers 409 while a turn runs. With an Idempotency-Key, a retry with the same body answers the same 202 (Idempotent-Replayed: true) and the message is stored once.',
         params: TabIdParamsSchema,
         headers: IdempotencyHeadersSchema,
         body: createMessageBodySchema(context.limits.textLength),
@@ -73,8 +73,12 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         tabId,
       });
       if (idempotent.storedAnswer) return sendReplay(reply, 202, idempotent.storedAnswer);
-      if (mode === 'reject' && tab.status === 'running') {
-        throw new ConflictError('a turn is running in this tab');
+      if (mode === 'reject' && tab.status !== 'idle') {
+        throw new ConflictError(
+          tab.status === 'waiting'
+            ? 'a turn in this tab waits for a decision on its tool calls'
+            : 'a turn is running in this tab',
+        );
       }
       const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
       const command = MessageCommandSchema.parse({
@@ -127,6 +131,9 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       });
       if (idempotent.storedAnswer) return sendReplay(reply, 202, idempotent.storedAnswer);
       if (tab.status === 'running') throw new ConflictError('a turn is running in this tab');
+      if (tab.status === 'waiting') {
+        throw new ConflictError('a turn in this tab waits for a decision on its tool calls');
+      }
       // The compaction chunk takes this id: a replayed key is queued once, and once its
       // compaction is stored the worker finds the id in the log and stores nothing more.
       const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
@@ -162,7 +169,8 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       // Recorded first: a worker that holds the tab later, or did not hear the publish below,
       // finds it in Postgres before its next model call (docs/architecture.md, "Messages, intake
       // and cancel").
-      const generation = await store.requestCancel(tabId, { tenantId: tenantOf(request) });
+      const tenantId = tenantOf(request);
+      const generation = await store.requestCancel(tabId, { tenantId });
       try {
         // The fast path: the holder aborts the model stream at once.
         await bus.publish(cancelSubject(tabId), CancelCommandSchema.parse({ tabId, generation }));
@@ -171,6 +179,23 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         request.log.warn(
           { tabId, err: error },
           'cancel recorded but not published; workers read it before their next model call',
+        );
+      }
+      // A paused turn has no holder to hear the cancel: a wake-up has a worker end it (its
+      // waiting calls denied as cancelled).
+      if ((await store.getWaiting(tabId, { tenantId })) !== null) {
+        const wakeId = randomUUID();
+        await bus.enqueue(
+          INTAKE_QUEUE,
+          MessageCommandSchema.parse({
+            tabId,
+            chunkId: wakeId,
+            text: '',
+            mode: 'approval',
+            acceptedAt: clock(),
+            cancelGeneration: generation,
+          }),
+          { msgId: wakeId },
         );
       }
       return reply.code(202).send({});

@@ -1,4 +1,6 @@
 import {
+  ApprovalRequestedEventSchema,
+  ApprovalResolvedEventSchema,
   ChunkDeltaEventSchema,
   ChunkOpenEventSchema,
   ChunkSealEventSchema,
@@ -30,6 +32,8 @@ export const StreamEventSchema = z
         .describe("the sealed chunk's seq: resume after it (Last-Event-ID or ?after=)"),
     }),
     z.object({ event: z.literal('turn-done'), data: TurnDoneEventSchema }),
+    z.object({ event: z.literal('approval-requested'), data: ApprovalRequestedEventSchema }),
+    z.object({ event: z.literal('approval-resolved'), data: ApprovalResolvedEventSchema }),
     z.object({ event: z.literal('stream-live'), data: StreamLiveEventSchema }),
     z.object({ event: z.literal('stream-end'), data: StreamEndEventSchema }),
   ])

@@ -206,6 +206,8 @@ export class TabStreamRelay {
       }
       case 'turn-start':
       case 'turn-done':
+      case 'approval-requested':
+      case 'approval-resolved':
         this.send({ event: live.event, data: live.data, sharedDataJson: event.dataJson });
         return undefined;
       default: {

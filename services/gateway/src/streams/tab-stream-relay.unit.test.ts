@@ -60,6 +60,7 @@ function createWorld(tabId: string) {
         config: {},
         status: 'running',
         activeTurnId: turnId,
+        waiting: null,
         lastSeq: stored.length,
         usage: emptyUsage(),
         createdAt: 0,
