@@ -183,6 +183,9 @@ export class ChunkWindow {
         }
         this.evict();
         break;
+      case 'turn-retry':
+        // Nothing the window holds changes; a view that shows retries keeps them itself.
+        return;
       default:
         assertNever(event);
     }

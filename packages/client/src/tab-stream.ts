@@ -44,6 +44,7 @@ const knownEvents: Record<StreamEvent['event'], true> = {
   'chunk-open': true,
   'chunk-delta': true,
   'chunk-seal': true,
+  'turn-retry': true,
   'turn-done': true,
   'stream-live': true,
   'stream-end': true,

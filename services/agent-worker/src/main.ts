@@ -16,7 +16,7 @@ import {
   startTracing,
 } from '@chunklog/runtime';
 import { createPostgresStore } from '@chunklog/store';
-import { modelClientOptions, parseWorkerConfig } from './config/worker-config';
+import { modelClientOptions, parseWorkerConfig, retryPolicyOf } from './config/worker-config';
 import { serveWorkerMetrics } from './metrics/metrics-server';
 import { createWorkerMetrics } from './metrics/worker-metrics';
 import { webhookDispatchOptions } from './webhooks/webhook-dispatch-options';
@@ -56,6 +56,7 @@ const worker = createWorker({
   workerId,
   leaseMs: config.LEASE_MS,
   maxSteps: config.MAX_STEPS,
+  retry: retryPolicyOf(config),
   maxTokens: config.MAX_TOKENS,
   model: config.MODEL,
   contextWindowTokens: config.CONTEXT_WINDOW_TOKENS,

@@ -112,6 +112,7 @@ export function answerStep(state: AnswerState, event: StreamEvent): AnswerStep {
       }
       return { state, parts: [] };
     case 'turn-start':
+    case 'turn-retry':
     case 'stream-end':
       return { state, parts: [] };
     default:

@@ -5,6 +5,7 @@ import {
   StreamEndEventSchema,
   StreamLiveEventSchema,
   TurnDoneEventSchema,
+  TurnRetryEventSchema,
   TurnStartEventSchema,
 } from '@chunklog/chunk-core';
 import { z } from 'zod';
@@ -29,6 +30,7 @@ export const StreamEventSchema = z
         .positive()
         .describe("the sealed chunk's seq: resume after it (Last-Event-ID or ?after=)"),
     }),
+    z.object({ event: z.literal('turn-retry'), data: TurnRetryEventSchema }),
     z.object({ event: z.literal('turn-done'), data: TurnDoneEventSchema }),
     z.object({ event: z.literal('stream-live'), data: StreamLiveEventSchema }),
     z.object({ event: z.literal('stream-end'), data: StreamEndEventSchema }),

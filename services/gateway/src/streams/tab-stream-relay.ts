@@ -205,6 +205,7 @@ export class TabStreamRelay {
         return undefined;
       }
       case 'turn-start':
+      case 'turn-retry':
       case 'turn-done':
         this.send({ event: live.event, data: live.data, sharedDataJson: event.dataJson });
         return undefined;
