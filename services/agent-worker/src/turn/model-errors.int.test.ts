@@ -139,6 +139,18 @@ describe('model errors', () => {
     expect(interrupted).toBeDefined();
     expect(log.at(-1)).toMatchObject({ role: 'assistant', type: 'text' });
     expect(log.at(-1)!.id).not.toBe(interrupted!.id);
+    // The retry is announced after the cut text sealed, with the stream error's type as reason.
+    const events = harness.events.get(tab.id) ?? [];
+    const retryAt = events.findIndex((event) => event.event === 'turn-retry');
+    expect(events[retryAt]?.data).toMatchObject({
+      retry: 1,
+      reason: 'stream failed: overloaded_error',
+    });
+    const cutSealAt = events.findIndex(
+      (event) => event.event === 'chunk-seal' && event.data.chunk.id === interrupted!.id,
+    );
+    expect(cutSealAt).toBeGreaterThanOrEqual(0);
+    expect(cutSealAt).toBeLessThan(retryAt);
     const attempts = harness.requestsMentioning('cut-stream');
     expect(attempts.length).toBe(2);
     expect(attempts.every((request) => request.status === 200)).toBe(true);
