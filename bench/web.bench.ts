@@ -4,11 +4,12 @@
  * while an answer streams; the heap of the app showing a shallow tab, above which the heaps are
  * compared too, and of an empty page, the part of every heap that is not the app's; and how
  * long a deep tab takes to show its last page against a shallow one; and the serious and
- * critical accessibility violations axe-core finds on the app's screens. The product runs as
- * `npm start` does, on tabs seeded through the store API.
+ * critical accessibility violations axe-core finds on the app's screens; and how soon an
+ * interrupting message's answer starts against a message sent to an idle tab. The product runs
+ * as `npm start` does, on tabs seeded through the store API.
  *
  * `BENCH_WEB_SECTIONS=a11y npm run bench web.bench` runs only the named sections (`memory`:
- * the scrolls and heaps, `paint`, `stream`, `a11y`), comma-separated; default all.
+ * the scrolls and heaps, `paint`, `stream`, `a11y`, `interrupt`), comma-separated; default all.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { measureScreens } from '../apps/web/test/support/a11y';
 import { launchChromium } from '../apps/web/test/support/browser';
+import { ApiReader, createTabInPage } from '../apps/web/test/support/chat-page';
 import { type Product, startProduct } from '../apps/web/test/support/product';
 import { seedTabs } from '../apps/web/test/support/seed';
 import { median } from './percentile';
@@ -28,7 +30,9 @@ const PAGE = 500;
 const STREAM_SECONDS = 30;
 /** The CPU slowdown of the second streaming run. */
 const SLOWDOWN = 4;
-const SECTIONS = ['memory', 'paint', 'stream', 'a11y'] as const;
+/** Samples of each of the two sends the interrupt section times (after one discarded pair). */
+const INTERRUPT_SAMPLES = 9;
+const SECTIONS = ['memory', 'paint', 'stream', 'a11y', 'interrupt'] as const;
 type Section = (typeof SECTIONS)[number];
 
 function sectionsToRun(): Set<Section> {
@@ -155,6 +159,124 @@ async function longTasksWhileStreaming(
 }
 
 /**
+ * Arms the page's probe: it notes when Enter goes down in the composer (the send) and when a text
+ * block that is not open now first shows text on screen (the new answer's first delta), both on
+ * the page's clock.
+ */
+function armFirstDeltaProbe(page: Page): Promise<void> {
+  return page.evaluate(() => {
+    const ignored = new Set(
+      [...document.querySelectorAll<HTMLElement>('[data-testid=open-text]')].map(
+        (element) => element.dataset.chunkId,
+      ),
+    );
+    const probe: { sentAt: number | null; firstDeltaAt: number | null } = {
+      sentAt: null,
+      firstDeltaAt: null,
+    };
+    (window as { __probe?: typeof probe }).__probe = probe;
+    // No named functions in here: the bundler would wrap them in a helper the page lacks.
+    document.addEventListener(
+      'keydown',
+      (event) => {
+        if (event.key === 'Enter' && probe.sentAt === null) probe.sentAt = performance.now();
+      },
+      true,
+    );
+    const observer = new MutationObserver(() => {
+      for (const element of document.querySelectorAll<HTMLElement>('[data-testid=open-text]')) {
+        if (ignored.has(element.dataset.chunkId) || !element.textContent?.trim()) continue;
+        probe.firstDeltaAt = performance.now();
+        observer.disconnect();
+        return;
+      }
+    });
+    observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+/** Sends `text` from the composer and returns ms from Enter to the new answer's first text. */
+async function sendToFirstDelta(page: Page, text: string): Promise<number> {
+  await page.fill('#composer-text', text);
+  await armFirstDeltaProbe(page);
+  await page.keyboard.press('Enter');
+  const handle = await page.waitForFunction(
+    () => {
+      const probe = (window as { __probe?: { sentAt: number | null; firstDeltaAt: number | null } })
+        .__probe;
+      return probe?.sentAt != null && probe.firstDeltaAt != null
+        ? probe.firstDeltaAt - probe.sentAt
+        : null;
+    },
+    undefined,
+    { timeout: 30_000, polling: 20 },
+  );
+  return (await handle.jsonValue()) as number;
+}
+
+/**
+ * Ms from sending a message to its answer's first text on screen, on an idle tab and as an
+ * interrupting message (mode Interrupt, the default) during a streaming text answer, taken in
+ * turns on one tab: each pair sends a long answer's message to the idle tab (timed), waits
+ * until its text streams, sends the interrupting one (timed), then stops the turn and waits
+ * for the tab to be idle. Both answers stream at the same pace.
+ */
+async function interruptLatency(
+  browser: Browser,
+  url: string,
+): Promise<{ message: number[]; interrupt: number[] }> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await page.goto(url);
+  const api = new ApiReader(url);
+  const tabId = await createTabInPage(page, 'interrupt');
+  const message: number[] = [];
+  const interrupt: number[] = [];
+  const answer = '[[sim: words 3000]] [[sim: rate 200]]';
+  for (let run = 0; run <= INTERRUPT_SAMPLES; run += 1) {
+    const idleMs = await sendToFirstDelta(page, `Tell me a long story (${run}). ${answer}`);
+    await page.waitForFunction(
+      () => (document.querySelector('[data-testid=open-text]')?.textContent?.length ?? 0) > 200,
+      undefined,
+      { timeout: 30_000 },
+    );
+    const interruptMs = await sendToFirstDelta(page, `Stop, another one (${run}). ${answer}`);
+    // The first pair warms the page, the worker and the simulator up.
+    if (run > 0) {
+      message.push(idleMs);
+      interrupt.push(interruptMs);
+    }
+    const lastSeq = (await api.tab(tabId)).lastSeq;
+    await fetch(`${url}/v1/tabs/${tabId}/cancel`, { method: 'POST' });
+    await api.idle(tabId, lastSeq + 1);
+    await page.waitForSelector('[data-testid=open-text]', { state: 'detached' });
+  }
+  await page.close();
+  // What was timed was an interrupt: each interrupting message joined the turn of the message
+  // before it, after that answer's text was cut.
+  const log = await api.chunks(tabId);
+  for (let run = 0; run <= INTERRUPT_SAMPLES; run += 1) {
+    const user = (prefix: string) =>
+      log.find(
+        (chunk) => chunk.type === 'text' && chunk.data.text.startsWith(`${prefix} (${run})`),
+      );
+    const opener = user('Tell me a long story');
+    const interrupting = user('Stop, another one');
+    const cut = log.find(
+      (chunk) =>
+        chunk.turnId === opener?.turnId &&
+        chunk.role === 'assistant' &&
+        chunk.type === 'text' &&
+        chunk.data.interrupted === true &&
+        chunk.seq < (interrupting?.seq ?? 0),
+    );
+    if (!opener || interrupting?.turnId !== opener.turnId || !cut) {
+      throw new Error(`pair ${run} was not an interrupt: ${JSON.stringify(log.slice(-8))}`);
+    }
+  }
+  return { message, interrupt };
+}
+
+/**
  * Serious and critical axe-core violations (rules broken, summed over the screens) on the
  * welcome screen, a chat with thinking and a tool call, the context inspector and the key form.
  */
@@ -254,6 +376,17 @@ export default async function webBench(): Promise<Record<string, number>> {
 
     if (sections.has('a11y')) {
       figures['web.a11y.violations.serious'] = await a11yViolations(browser, url);
+    }
+
+    if (sections.has('interrupt')) {
+      const { message, interrupt } = await interruptLatency(browser, url);
+      console.log(`message ms: ${message.map(Math.round).join(', ')}`);
+      console.log(`interrupt ms: ${interrupt.map(Math.round).join(', ')}`);
+      Object.assign(figures, {
+        'web.message_ms.p50': median(message),
+        'web.interrupt_ms.p50': median(interrupt),
+        'web.interrupt_ms.p50_ratio': median(interrupt) / median(message),
+      });
     }
     return figures;
   } finally {

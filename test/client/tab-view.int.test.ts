@@ -205,3 +205,60 @@ describe('TabView against a real gateway', () => {
     view.close();
   });
 });
+
+describe('TabView while a model call is retried', () => {
+  let gateway: RealGateway;
+  let client: ChunklogClient;
+
+  beforeAll(async () => {
+    // Three retries, each waiting a few tens of milliseconds.
+    gateway = await startRealGateway({
+      retry: { maxAttempts: 4, baseDelayMs: 40, maxDelayMs: 200, maxRetryAfterMs: 5_000 },
+    });
+    client = new ChunklogClient({ baseUrl: gateway.url });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('shows each retry of the running turn, then none once the answer streams and after the turn', async () => {
+    const tab = await client.createTab({ title: 'retries' });
+    const view = client.view(tab.id);
+    const seen = snapshots(view);
+    await waitFor('live', () => view.getSnapshot().connection === 'live');
+    expect(view.getSnapshot().retry).toBeNull();
+    await client.sendMessage(tab.id, {
+      text: 'shaky [[sim: error 529 times=2]] [[sim: text "steady now"]]',
+    });
+    await waitFor(
+      'the turn to end',
+      () => view.getSnapshot().status === 'idle' && seen.some((s) => s.retry),
+    );
+    await waitFor('the answer', () =>
+      view.getSnapshot().chunks.some((c) => c.type === 'text' && c.data.text === 'steady now'),
+    );
+
+    // The retries as the view showed them, in order, each once, each of the running turn.
+    const shown = seen.map((snapshot) => snapshot.retry).filter((retry) => retry !== null);
+    const distinct = shown.filter((retry, index) => shown.indexOf(retry) === index);
+    expect(
+      distinct.map(({ retry, maxRetries, reason }) => ({ retry, maxRetries, reason })),
+    ).toEqual([
+      { retry: 1, maxRetries: 3, reason: '529 overloaded_error' },
+      { retry: 2, maxRetries: 3, reason: '529 overloaded_error' },
+    ]);
+    const retrying = seen.filter((snapshot) => snapshot.retry !== null);
+    for (const snapshot of retrying) {
+      expect(snapshot.liveTurnId).toBe(snapshot.retry?.turnId);
+      // Nothing of the answer yet while a retry is shown.
+      expect(snapshot.openBlocks).toEqual([]);
+    }
+    // Cleared when the answer's block opened, before the turn ended.
+    const firstAnswer = seen.findIndex((snapshot) => snapshot.openBlocks.length > 0);
+    const lastRetrying = seen.lastIndexOf(retrying.at(-1)!);
+    expect(firstAnswer).toBeGreaterThan(lastRetrying);
+    expect(seen[firstAnswer]?.retry).toBeNull();
+    expect(view.getSnapshot().retry).toBeNull();
+    view.close();
+  });
+});

@@ -14,6 +14,8 @@ import {
   StreamLiveEventSchema,
   type TurnDoneEvent,
   TurnDoneEventSchema,
+  type TurnRetryEvent,
+  TurnRetryEventSchema,
   TurnStartEventSchema,
 } from '@chunklog/chunk-core';
 
@@ -29,6 +31,8 @@ export class StreamLedger {
   readonly seals: Chunk[] = [];
   readonly turnsDone: TurnDoneEvent[] = [];
   readonly turnsStarted: string[] = [];
+  /** Retries of failed model calls, as announced (live only: none is replayed on resume). */
+  readonly turnRetries: TurnRetryEvent[] = [];
   /** Contract breaches, with enough context to see what happened; empty when all is well. */
   readonly violations: string[] = [];
   readonly streamEnds: unknown[] = [];
@@ -165,6 +169,9 @@ export class StreamLedger {
       }
       case 'turn-start':
         this.turnsStarted.push(TurnStartEventSchema.parse(data).turnId);
+        return;
+      case 'turn-retry':
+        this.turnRetries.push(TurnRetryEventSchema.parse(data));
         return;
       case 'turn-done':
         this.turnsDone.push(TurnDoneEventSchema.parse(data));

@@ -92,4 +92,23 @@ describe('StreamLedger', () => {
     open(ledger, id);
     expect(ledger.violations).toHaveLength(4);
   });
+
+  it('records a turn-retry, and flags one that breaks its schema', () => {
+    const ledger = new StreamLedger();
+    ledger.startConnection();
+    const retry = {
+      tabId,
+      turnId,
+      step: 0,
+      retry: 1,
+      maxRetries: 4,
+      delayMs: 500,
+      reason: '529 overloaded_error',
+    };
+    ledger.receive('turn-retry', retry, undefined);
+    expect(ledger.turnRetries).toEqual([retry]);
+    expect(ledger.violations).toEqual([]);
+    ledger.receive('turn-retry', { ...retry, retry: 0 }, undefined);
+    expect(ledger.violations).toHaveLength(1);
+  });
 });

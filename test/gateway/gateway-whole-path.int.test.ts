@@ -18,7 +18,10 @@ describe.each(backends)('the whole path with the real worker and simulator on $n
 
   beforeAll(async () => {
     gateway = await startGateway(backend);
-    running = await startSimulatedWorker(gateway);
+    // Retries fast (four attempts in all: three retries), so a retried call costs milliseconds.
+    running = await startSimulatedWorker(gateway, {
+      retry: { maxAttempts: 4, baseDelayMs: 20, maxDelayMs: 100, maxRetryAfterMs: 5_000 },
+    });
   });
   afterAll(async () => {
     await running?.close();
@@ -84,5 +87,53 @@ describe.each(backends)('the whole path with the real worker and simulator on $n
     // The running worker answered with its options: its tools are in the request.
     expect(source).toBe('worker');
     expect(request.tools?.map((tool) => tool.name)).toContain('task');
+  });
+
+  it('relays turn-retry to EventSource and WebSocket clients, in order, before the answer', async () => {
+    const tabId = await gateway.createTab();
+    const headers = { authorization: `Bearer ${gateway.tenantA.key}` };
+    const sse = openEventSource(`${gateway.baseUrl}/v1/tabs/${tabId}/events`, headers);
+    await sse.opened;
+    const ws = await openWebSocket(
+      `${gateway.baseUrl.replace('http', 'ws')}/v1/tabs/${tabId}/ws`,
+      headers,
+    );
+    for (const client of [sse, ws]) await client.waitFor((event) => event.event === 'stream-live');
+    const accepted = await gateway.request('POST', `/v1/tabs/${tabId}/messages`, {
+      body: { text: 'flaky model [[sim: error 529 times=2]] [[sim: text "there it is"]]' },
+    });
+    expect(accepted.status).toBe(202);
+
+    for (const client of [sse, ws]) {
+      await client.waitFor((event) => event.event === 'turn-done', 20_000);
+      const kinds = client.events.map((event) => event.event);
+      const retries = client.events
+        .filter((event) => event.event === 'turn-retry')
+        .map((event) => event.data as Record<string, unknown>);
+      expect(
+        retries.map(({ retry, maxRetries, reason }) => ({ retry, maxRetries, reason })),
+      ).toEqual([
+        { retry: 1, maxRetries: 3, reason: '529 overloaded_error' },
+        { retry: 2, maxRetries: 3, reason: '529 overloaded_error' },
+      ]);
+      const started = client.events.find((event) => event.event === 'turn-start');
+      const turnId = (started?.data as { turnId: string } | undefined)?.turnId;
+      expect(turnId).toBeDefined();
+      for (const retry of retries) {
+        expect(retry).toMatchObject({ tabId, turnId });
+        expect(retry.delayMs).toBeGreaterThan(0);
+      }
+      // Between the turn's start and the answer's first block; then the turn completes.
+      expect(kinds.indexOf('turn-start')).toBeLessThan(kinds.indexOf('turn-retry'));
+      expect(kinds.lastIndexOf('turn-retry')).toBeLessThan(kinds.indexOf('chunk-open'));
+      const done = client.events.find((event) => event.event === 'turn-done');
+      expect(done?.data).toMatchObject({ reason: 'completed' });
+      expect(sealsOf(client.events).at(-1)).toMatchObject({
+        role: 'assistant',
+        type: 'text',
+        data: { text: 'there it is' },
+      });
+      client.close();
+    }
   });
 });

@@ -25,6 +25,8 @@ export interface RealGatewayOptions {
   limits?: Partial<GatewayLimits>;
   /** The gateway's clock (tickets are issued and checked on it). */
   clock?: () => number;
+  /** How the worker retries failed model calls (default: the worker's own policy). */
+  retry?: Parameters<typeof createWorker>[0]['retry'];
 }
 
 export interface GatewayProcess {
@@ -81,6 +83,7 @@ export async function startRealGateway(options: RealGatewayOptions = {}): Promis
       maxSteps: 25,
       model: 'claude-sonnet-4-6',
       logger: quiet,
+      ...(options.retry ? { retry: options.retry } : {}),
     });
     await worker.start();
     closers.push(() => worker.stop());

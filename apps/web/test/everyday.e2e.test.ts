@@ -91,13 +91,24 @@ describe('model failures', () => {
     }
   });
 
-  it('shows work going on while an overloaded model is retried, then the answer', async () => {
+  it('says "Retrying (1 of 4)…" while an overloaded model is retried, then shows the answer', async () => {
     await createTabInPage(page, 'overloaded');
-    await sendInPage(page, 'Hello [[sim: error 529 times=2]] [[sim: text "made it"]]');
-    await page.getByTestId('activity').waitFor({ timeout: 5_000 });
-    expect(await page.getByTestId('activity').textContent()).toMatch(/working/i);
+    // The simulator answers 529 twice, asking each time for a second's wait (retry-after), so
+    // each retry is on screen long enough to read; the worker's policy allows four retries.
+    await sendInPage(
+      page,
+      'Hello [[sim: error 529 retry-after=1 times=2]] [[sim: text "made it"]]',
+    );
+    const activity = page.getByTestId('activity');
+    for (const retry of [1, 2]) {
+      await activity.filter({ hasText: `Retrying (${retry} of 4)…` }).waitFor({ timeout: 10_000 });
+      const text = (await activity.textContent()) ?? '';
+      expect(text).toContain('529 overloaded_error');
+      expect(text).toMatch(/trying again in 1 s/);
+    }
     await page.waitForSelector('[data-testid=text]:has-text("made it")', { timeout: 30_000 });
-    await page.getByTestId('activity').waitFor({ state: 'detached' });
+    await activity.waitFor({ state: 'detached' });
+    expect(await page.getByText(/Retrying \(/).count()).toBe(0);
     expect(await page.getByTestId('error').count()).toBe(0);
   });
 });

@@ -185,7 +185,9 @@ export class ChunkWindow {
         break;
       case 'approval-requested':
       case 'approval-resolved':
-        // The requests and the decisions are chunks too: their seals carry them into the window.
+      // The requests and the decisions are chunks too: their seals carry them into the window.
+      case 'turn-retry':
+        // Nothing the window holds changes; a view that shows retries keeps them itself.
         return;
       default:
         assertNever(event);

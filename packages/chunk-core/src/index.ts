@@ -118,6 +118,8 @@ export {
   TurnDoneEventSchema,
   type TurnDoneReason,
   TurnDoneReasonSchema,
+  type TurnRetryEvent,
+  TurnRetryEventSchema,
   type TurnStartEvent,
   TurnStartEventSchema,
   tabEventsSubject,

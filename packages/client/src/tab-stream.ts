@@ -44,6 +44,7 @@ const knownEvents: Record<StreamEvent['event'], true> = {
   'chunk-open': true,
   'chunk-delta': true,
   'chunk-seal': true,
+  'turn-retry': true,
   'turn-done': true,
   'approval-requested': true,
   'approval-resolved': true,

@@ -5,6 +5,7 @@ import {
   type OpenChunk,
   type RenderGroup,
   type TabStatus,
+  type TurnRetryEvent,
 } from '@chunklog/chunk-core';
 import { backoffDelay, sleep } from './backoff';
 import type { ChunklogClient } from './client';
@@ -39,6 +40,12 @@ export interface TabViewSnapshot {
   readonly openBlocks: readonly OpenChunk[];
   /** The turn running now, as far as the stream has told. */
   readonly liveTurnId: string | null;
+  /**
+   * The running turn's model call failed and waits to be retried: which retry of how many, the
+   * wait and a short reason (a `turn-retry` event), so a UI can say "Retrying (1 of 4)…". Null
+   * again as soon as the turn goes on (a block opens or seals) or ends.
+   */
+  readonly retry: TurnRetryEvent | null;
   /** The tab's status, once the stream is live (null before). */
   readonly status: TabStatus | null;
   /** True until the first page arrived. */
@@ -84,6 +91,7 @@ export class TabView {
   /** While not following: the running turn, as the stream tells it. */
   private detachedLiveTurn: string | null = null;
   private status: TabStatus | null = null;
+  private retry: TurnRetryEvent | null = null;
   private error: ChunklogError | null = null;
   private version = 0;
   private snapshot: { version: number; value: TabViewSnapshot } | null = null;
@@ -134,6 +142,7 @@ export class TabView {
       chunks: this.window.chunks(),
       openBlocks: this.window.openBlocks(),
       liveTurnId: this.liveTurnId,
+      retry: this.retry,
       status: this.status,
       loading: this.loading,
       hasOlder: this.window.nextPageBefore() !== null,
@@ -303,6 +312,11 @@ export class TabView {
   }
 
   private apply(event: StreamEvent): void {
+    if (this.noteRetry(event) && event.event === 'turn-retry') {
+      // The window holds nothing of it: the view alone changed.
+      this.changed();
+      return;
+    }
     if (!this.following) {
       this.track(event);
       return;
@@ -357,6 +371,29 @@ export class TabView {
       return;
     }
     this.changed();
+  }
+
+  /**
+   * Keeps the retry the running turn waits for: set by `turn-retry`, cleared by whatever the
+   * turn does next (a block opens or seals) or by its end. True when it changed.
+   */
+  private noteRetry(event: StreamEvent): boolean {
+    const before = this.retry;
+    if (event.event === 'turn-retry') {
+      this.retry = event.data;
+    } else if (before === null) {
+      return false;
+    } else if (event.event === 'chunk-open' || event.event === 'turn-done') {
+      if (event.data.turnId === before.turnId) this.retry = null;
+    } else if (event.event === 'chunk-seal') {
+      if (event.data.chunk.turnId === before.turnId) this.retry = null;
+    } else if (event.event === 'turn-start') {
+      if (event.data.turnId !== before.turnId) this.retry = null;
+    } else if (event.event === 'stream-live') {
+      // Reconnected after the turn ended, or while another runs: that wait is over.
+      if (event.data.activeTurnId !== before.turnId) this.retry = null;
+    }
+    return this.retry !== before;
   }
 
   private fail(error: unknown): void {

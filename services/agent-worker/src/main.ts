@@ -18,7 +18,7 @@ import {
 } from '@chunklog/runtime';
 import { approvalPolicyFromEnv } from '@chunklog/runtime/env';
 import { createPostgresStore } from '@chunklog/store';
-import { modelClientOptions, parseWorkerConfig } from './config/worker-config';
+import { modelClientOptions, parseWorkerConfig, retryPolicyOf } from './config/worker-config';
 import { serveWorkerMetrics } from './metrics/metrics-server';
 import { createWorkerMetrics } from './metrics/worker-metrics';
 import { webhookDispatchOptions } from './webhooks/webhook-dispatch-options';
@@ -59,6 +59,7 @@ const worker = createWorker({
   leaseMs: config.LEASE_MS,
   maxSteps: config.MAX_STEPS,
   approval: approvalPolicyFromEnv(config),
+  retry: retryPolicyOf(config),
   maxTokens: config.MAX_TOKENS,
   model: config.MODEL,
   contextWindowTokens: config.CONTEXT_WINDOW_TOKENS,

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 // The services' config schemas alone: the early start-up path loads nothing else of them.
-import { mcpEnv } from '@chunklog/agent-worker/config';
+import { mcpEnv, modelRetryEnv } from '@chunklog/agent-worker/config';
 import { ApiKeysSchema, CorsOriginsSchema, gatewayLimitsEnv } from '@chunklog/gateway/config';
 import {
   listenEnv,
@@ -26,6 +26,7 @@ export const AllInOneConfigSchema = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().optional(),
   ...modelEnv,
+  ...modelRetryEnv,
   /** `tenant:key` pairs; when set, auth is on. */
   API_KEYS: ApiKeysSchema.optional(),
   /** Browser origins allowed to call the API (CORS), or `*`; unset: no CORS headers. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { createWorker, createWorkerMetrics, webhookDispatchOptions } from '@chunklog/agent-worker';
+import { retryPolicyOf } from '@chunklog/agent-worker/config';
 import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
 import { createMemoryBus } from '@chunklog/bus/memory';
 import { LOCAL_TENANT_NAME } from '@chunklog/chunk-core';
@@ -99,6 +100,7 @@ export async function startAllInOne(
       leaseMs: 15_000,
       maxSteps: config.MAX_STEPS,
       approval: approvalPolicyFromEnv(config),
+      retry: retryPolicyOf(config),
       maxTokens: config.MAX_TOKENS,
       model: config.MODEL,
       mcp: {

@@ -46,6 +46,30 @@ export const TurnDoneEventSchema = z.object({
   reason: TurnDoneReasonSchema,
   usage: UsageSchema,
 });
+/**
+ * A failed model call of a running turn will be made again (a step's, or a compaction's):
+ * published before the wait, so a reader can say "retrying (1 of 4)" instead of nothing. Live
+ * only: a stream that connects during the wait does not get it. Whatever the turn publishes
+ * next (a block opens or seals, the turn ends) means the wait is over.
+ */
+export const TurnRetryEventSchema = z.object({
+  tabId: z.uuid(),
+  turnId: z.uuid(),
+  /** The turn's step whose model call failed. */
+  step: z.number().int().nonnegative(),
+  /** Which retry comes next, from 1: the failed attempt's number (attempt `retry + 1` follows). */
+  retry: z.number().int().positive(),
+  /** Retries the worker's policy allows a call in all (its attempts less the first). */
+  maxRetries: z.number().int().positive(),
+  /** How long the worker waits before the retry (backoff, or the API's retry-after). */
+  delayMs: z.number().int().nonnegative(),
+  /**
+   * Why the call failed, in a few words: the HTTP status and the API's error type (`529
+   * overloaded_error`), a mid-stream error type, `connection failed`, `timed out`. Never the
+   * upstream body.
+   */
+  reason: z.string().max(200),
+});
 
 /** A call waiting for a decision, as the live event and the tab's `waiting` state show it. */
 export const WaitingCallSchema = z.object({
@@ -77,6 +101,7 @@ export const LiveEventKindSchema = z.enum([
   'chunk-open',
   'chunk-delta',
   'chunk-seal',
+  'turn-retry',
   'turn-done',
   'approval-requested',
   'approval-resolved',
@@ -89,6 +114,7 @@ export const LiveEventSchema = z.discriminatedUnion('event', [
   z.object({ event: z.literal('chunk-open'), data: ChunkOpenEventSchema }),
   z.object({ event: z.literal('chunk-delta'), data: ChunkDeltaEventSchema }),
   z.object({ event: z.literal('chunk-seal'), data: ChunkSealEventSchema }),
+  z.object({ event: z.literal('turn-retry'), data: TurnRetryEventSchema }),
   z.object({ event: z.literal('turn-done'), data: TurnDoneEventSchema }),
   z.object({ event: z.literal('approval-requested'), data: ApprovalRequestedEventSchema }),
   z.object({ event: z.literal('approval-resolved'), data: ApprovalResolvedEventSchema }),
@@ -98,6 +124,7 @@ export type TurnStartEvent = z.infer<typeof TurnStartEventSchema>;
 export type ChunkOpenEvent = z.infer<typeof ChunkOpenEventSchema>;
 export type ChunkDeltaEvent = z.infer<typeof ChunkDeltaEventSchema>;
 export type ChunkSealEvent = z.infer<typeof ChunkSealEventSchema>;
+export type TurnRetryEvent = z.infer<typeof TurnRetryEventSchema>;
 export type TurnDoneEvent = z.infer<typeof TurnDoneEventSchema>;
 export type ApprovalRequestedEvent = z.infer<typeof ApprovalRequestedEventSchema>;
 export type ApprovalResolvedEvent = z.infer<typeof ApprovalResolvedEventSchema>;

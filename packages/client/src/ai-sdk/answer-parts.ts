@@ -114,6 +114,7 @@ export function answerStep(state: AnswerState, event: StreamEvent): AnswerStep {
       }
       return { state, parts: [] };
     case 'turn-start':
+    case 'turn-retry':
     case 'stream-end':
     case 'approval-requested':
     case 'approval-resolved':

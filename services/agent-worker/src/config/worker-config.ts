@@ -10,6 +10,7 @@ import {
   webhookEnv,
 } from '@chunklog/runtime/env';
 import { z } from 'zod';
+import { defaultRetryPolicy, type RetryPolicy } from '../turn/retry-defaults';
 
 /**
  * MCP_SERVERS: the MCP servers offered to every tab, as a JSON list (Streamable HTTP and stdio;
@@ -36,12 +37,53 @@ export const mcpEnv = {
   MCP_TAB_HOSTS: outboundEnv.MCP_TAB_HOSTS,
 };
 
+/**
+ * How a failed model call is retried: attempts in all (the first included; 1: never retried),
+ * and the backoff's first wait and cap (doubling, with jitter; never shorter than the API's
+ * retry-after). Shared by every process that runs a worker.
+ */
+export const modelRetryEnv = {
+  MODEL_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .default(defaultRetryPolicy.maxAttempts),
+  MODEL_RETRY_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(60_000)
+    .default(defaultRetryPolicy.baseDelayMs),
+  MODEL_RETRY_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(600_000)
+    .default(defaultRetryPolicy.maxDelayMs),
+};
+
+/** The retry policy modelRetryEnv's variables describe. */
+export function retryPolicyOf(config: {
+  MODEL_MAX_ATTEMPTS: number;
+  MODEL_RETRY_BASE_MS: number;
+  MODEL_RETRY_MAX_MS: number;
+}): RetryPolicy {
+  return {
+    ...defaultRetryPolicy,
+    maxAttempts: config.MODEL_MAX_ATTEMPTS,
+    baseDelayMs: config.MODEL_RETRY_BASE_MS,
+    maxDelayMs: Math.max(config.MODEL_RETRY_BASE_MS, config.MODEL_RETRY_MAX_MS),
+  };
+}
+
 /** The worker's environment, parsed once at start-up. */
 export const WorkerConfigSchema = z.object({
   ...mcpEnv,
   ...databaseEnv,
   ...natsEnv,
   ...modelEnv,
+  ...modelRetryEnv,
   ...logEnv,
   ...shutdownEnv,
   ...webhookEnv,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { defaultRetryPolicy } from '../turn/retry-defaults';
 import { webhookDispatchOptions } from '../webhooks/webhook-dispatch-options';
-import { modelClientOptions, parseWorkerConfig } from './worker-config';
+import { modelClientOptions, parseWorkerConfig, retryPolicyOf } from './worker-config';
 
 describe('parseWorkerConfig', () => {
   it('applies defaults and coerces numbers', () => {
@@ -18,6 +19,28 @@ describe('parseWorkerConfig', () => {
       LOG_LEVEL: 'info',
       MODEL: 'claude-sonnet-4-6',
     });
+  });
+
+  it('reads the model retry policy, the defaults when unset', () => {
+    const base = {
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/chunklog',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      SIMULATOR_URL: 'http://127.0.0.1:4010',
+    };
+    expect(retryPolicyOf(parseWorkerConfig(base))).toEqual(defaultRetryPolicy);
+    expect(
+      retryPolicyOf(
+        parseWorkerConfig({
+          ...base,
+          MODEL_MAX_ATTEMPTS: '3',
+          MODEL_RETRY_BASE_MS: '50',
+          MODEL_RETRY_MAX_MS: '20',
+        }),
+      ),
+    ).toEqual({ ...defaultRetryPolicy, maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 50 });
+    expect(() => parseWorkerConfig({ ...base, MODEL_MAX_ATTEMPTS: '0' })).toThrow(
+      /MODEL_MAX_ATTEMPTS/,
+    );
   });
 
   it('serves no metrics unless METRICS_PORT is set, on loopback by default', () => {

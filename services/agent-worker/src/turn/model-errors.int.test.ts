@@ -23,6 +23,49 @@ describe('model errors', () => {
     expect(log[1]!.type === 'text' && log[1]!.data.text).toBe('made it');
   });
 
+  it('publishes turn-retry before each retry: which retry, of how many, the wait and the reason', async (context) => {
+    const harness = getHarness(context);
+    const tab = await harness.newTab();
+    await harness.send(
+      tab.id,
+      'retried-twice [[sim: error 529 times=2]] [[sim: text "second wind"]]',
+    );
+    const log = await harness.awaitTurnEnd(tab.id, 'completed');
+    const answerStep = log.at(-1)!.step;
+    const events = harness.events.get(tab.id) ?? [];
+    const retries = events.flatMap((event) => (event.event === 'turn-retry' ? [event.data] : []));
+    const turnId = events.find((event) => event.event === 'turn-start')?.data.turnId;
+    // fastRetry allows four attempts in all: three retries.
+    expect(
+      retries.map(({ retry, maxRetries, step, reason }) => ({ retry, maxRetries, step, reason })),
+    ).toEqual([
+      { retry: 1, maxRetries: 3, step: answerStep, reason: '529 overloaded_error' },
+      { retry: 2, maxRetries: 3, step: answerStep, reason: '529 overloaded_error' },
+    ]);
+    expect(retries.every((retry) => retry.turnId === turnId && retry.tabId === tab.id)).toBe(true);
+    // The wait is fastRetry's backoff with jitter: half to all of 20 ms, then of 40 ms.
+    expect(retries[0]!.delayMs).toBeGreaterThanOrEqual(10);
+    expect(retries[0]!.delayMs).toBeLessThanOrEqual(20);
+    expect(retries[1]!.delayMs).toBeGreaterThanOrEqual(20);
+    expect(retries[1]!.delayMs).toBeLessThanOrEqual(40);
+    // Each retry is announced after the failure and before the answer that follows it.
+    const kinds = events.map((event) => event.event);
+    expect(kinds.lastIndexOf('turn-retry')).toBeLessThan(kinds.indexOf('chunk-open'));
+    expect(harness.requestsMentioning('retried-twice').map((request) => request.status)).toEqual([
+      529, 529, 200,
+    ]);
+  });
+
+  it('publishes no turn-retry for a failure it does not retry', async (context) => {
+    const harness = getHarness(context);
+    const tab = await harness.newTab();
+    await harness.send(tab.id, 'refused-once [[sim: error 400]]');
+    await harness.awaitTurnEnd(tab.id, 'error');
+    expect((harness.events.get(tab.id) ?? []).map((event) => event.event)).not.toContain(
+      'turn-retry',
+    );
+  });
+
   it('waits at least retry-after before retrying a 429', async (context) => {
     const harness = getHarness(context);
     const tab = await harness.newTab();
@@ -96,6 +139,18 @@ describe('model errors', () => {
     expect(interrupted).toBeDefined();
     expect(log.at(-1)).toMatchObject({ role: 'assistant', type: 'text' });
     expect(log.at(-1)!.id).not.toBe(interrupted!.id);
+    // The retry is announced after the cut text sealed, with the stream error's type as reason.
+    const events = harness.events.get(tab.id) ?? [];
+    const retryAt = events.findIndex((event) => event.event === 'turn-retry');
+    expect(events[retryAt]?.data).toMatchObject({
+      retry: 1,
+      reason: 'stream failed: overloaded_error',
+    });
+    const cutSealAt = events.findIndex(
+      (event) => event.event === 'chunk-seal' && event.data.chunk.id === interrupted!.id,
+    );
+    expect(cutSealAt).toBeGreaterThanOrEqual(0);
+    expect(cutSealAt).toBeLessThan(retryAt);
     const attempts = harness.requestsMentioning('cut-stream');
     expect(attempts.length).toBe(2);
     expect(attempts.every((request) => request.status === 200)).toBe(true);

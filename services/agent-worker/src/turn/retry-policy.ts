@@ -1,21 +1,8 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 
-/** How model calls are retried (the SDK's own retries are off: the worker owns the policy). */
-export interface RetryPolicy {
-  /** Attempts in all, the first one included. */
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A retry-after longer than this is not waited for: the attempt fails instead. */
-  maxRetryAfterMs: number;
-}
+import { defaultRetryPolicy, type RetryPolicy } from './retry-defaults';
 
-export const defaultRetryPolicy: RetryPolicy = {
-  maxAttempts: 5,
-  baseDelayMs: 500,
-  maxDelayMs: 8_000,
-  maxRetryAfterMs: 60_000,
-};
+export { defaultRetryPolicy, type RetryPolicy };
 
 // Mid-stream `error` events carry no HTTP status, only the error type.
 const retryableTypes = new Set(['overloaded_error', 'api_error', 'rate_limit_error']);
@@ -67,4 +54,21 @@ export function retryDelay(
   if (requested === undefined) return Math.round(jittered);
   if (requested > policy.maxRetryAfterMs) return null;
   return Math.round(Math.max(requested, jittered));
+}
+
+/**
+ * Why a retried call failed, in a few words a person may read: `529 overloaded_error`, a
+ * mid-stream error's type, `timed out`, `connection failed`. Built from the status and the
+ * API's error type only (a type that is not a plain identifier is left out), never from a
+ * message or a body, which can hold anything upstream chose to send.
+ */
+export function retryReason(error: unknown): string {
+  if (error instanceof APIConnectionTimeoutError) return 'timed out';
+  if (error instanceof APIConnectionError) return 'connection failed';
+  if (!(error instanceof APIError)) return 'failed';
+  const type =
+    typeof error.type === 'string' && /^[a-z_]{1,60}$/.test(error.type) ? error.type : '';
+  const status = errorStatus(error);
+  if (status === undefined) return type === '' ? 'stream failed' : `stream failed: ${type}`;
+  return type === '' ? String(status) : `${status} ${type}`;
 }

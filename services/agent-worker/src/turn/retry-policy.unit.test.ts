@@ -1,7 +1,18 @@
-import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from '@anthropic-ai/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isRetryable, type RetryPolicy, retryAfterMs, retryDelay } from './retry-policy';
+import {
+  isRetryable,
+  type RetryPolicy,
+  retryAfterMs,
+  retryDelay,
+  retryReason,
+} from './retry-policy';
 
 const policy: RetryPolicy = {
   maxAttempts: 4,
@@ -77,5 +88,34 @@ describe('retryDelay', () => {
     );
     expect(retryDelay(httpError(529), policy.maxAttempts, policy)).toBeNull();
     expect(retryDelay(httpError(400), 1, policy)).toBeNull();
+  });
+});
+
+describe('retryReason', () => {
+  it('names the status and the error type, never the message or the body', () => {
+    const overloaded = APIError.generate(
+      529,
+      { type: 'error', error: { type: 'overloaded_error', message: 'secret upstream text' } },
+      'secret upstream text',
+      new Headers(),
+    );
+    expect(retryReason(overloaded)).toBe('529 overloaded_error');
+    expect(retryReason(streamError('api_error'))).toBe('stream failed: api_error');
+    expect(retryReason(new APIConnectionTimeoutError())).toBe('timed out');
+    expect(retryReason(new APIConnectionError({ message: 'ECONNRESET 10.0.0.7:443' }))).toBe(
+      'connection failed',
+    );
+    expect(retryReason(new Error('anything at all'))).toBe('failed');
+  });
+
+  it('leaves out an error type that is not a plain identifier', () => {
+    const odd = APIError.generate(
+      503,
+      { type: 'error', error: { type: '<b>evil</b> {"x":1}', message: 'm' } },
+      'm',
+      new Headers(),
+    );
+    expect(retryReason(odd)).toBe('503');
+    expect(retryReason(streamError('not an identifier!'))).toBe('stream failed');
   });
 });

@@ -1,12 +1,13 @@
 import { sleep } from './abortable';
-import { errorStatus, retryDelay } from './retry-policy';
+import { errorStatus, retryDelay, retryReason } from './retry-policy';
 import type { RunningTurn } from './turn';
 
 /**
  * After a model call of the turn failed (a step's, or a compaction's) on attempt `attempt`
  * (1-based): logs the failure as `what`, and when the retry policy allows another attempt,
- * counts the retry and waits for it (backoff with jitter, never shorter than retry-after; the
- * wait ends early when `signal` aborts). False when the call must not be made again.
+ * counts the retry, publishes `turn-retry` (so a reader sees "retrying" rather than nothing)
+ * and waits for it (backoff with jitter, never shorter than retry-after; the wait ends early
+ * when `signal` aborts). False when the call must not be made again.
  */
 export async function waitToRetry(
   turn: RunningTurn,
@@ -22,6 +23,18 @@ export async function waitToRetry(
   );
   if (delay === null) return false;
   deps.metrics?.modelRetries.inc({ status: String(errorStatus(error) ?? 'none') });
+  await session.publish({
+    event: 'turn-retry',
+    data: {
+      tabId: session.tabId,
+      turnId,
+      step,
+      retry: attempt,
+      maxRetries: Math.max(1, deps.retry.maxAttempts - 1),
+      delayMs: delay,
+      reason: retryReason(error),
+    },
+  });
   await sleep(delay, signal);
   return true;
 }

@@ -9,6 +9,7 @@ import {
   TabConfigSchema,
   TabSchema,
   TurnDoneEventSchema,
+  TurnRetryEventSchema,
   TurnStartEventSchema,
   UsageSchema,
 } from '@chunklog/chunk-core';
@@ -35,6 +36,7 @@ const components: [z.ZodType, string][] = [
   [ChunkOpenEventSchema, 'ChunkOpenEvent'],
   [ChunkDeltaEventSchema, 'ChunkDeltaEvent'],
   [ChunkSealEventSchema, 'ChunkSealEvent'],
+  [TurnRetryEventSchema, 'TurnRetryEvent'],
   [TurnDoneEventSchema, 'TurnDoneEvent'],
   [StreamLiveEventSchema, 'StreamLiveEvent'],
   [StreamEndEventSchema, 'StreamEndEvent'],

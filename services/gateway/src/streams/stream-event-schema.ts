@@ -7,6 +7,7 @@ import {
   StreamEndEventSchema,
   StreamLiveEventSchema,
   TurnDoneEventSchema,
+  TurnRetryEventSchema,
   TurnStartEventSchema,
 } from '@chunklog/chunk-core';
 import { z } from 'zod';
@@ -31,6 +32,7 @@ export const StreamEventSchema = z
         .positive()
         .describe("the sealed chunk's seq: resume after it (Last-Event-ID or ?after=)"),
     }),
+    z.object({ event: z.literal('turn-retry'), data: TurnRetryEventSchema }),
     z.object({ event: z.literal('turn-done'), data: TurnDoneEventSchema }),
     z.object({ event: z.literal('approval-requested'), data: ApprovalRequestedEventSchema }),
     z.object({ event: z.literal('approval-resolved'), data: ApprovalResolvedEventSchema }),

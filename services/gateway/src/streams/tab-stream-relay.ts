@@ -205,6 +205,7 @@ export class TabStreamRelay {
         return undefined;
       }
       case 'turn-start':
+      case 'turn-retry':
       case 'turn-done':
       case 'approval-requested':
       case 'approval-resolved':
