@@ -4,8 +4,11 @@
  * (through the workers' real SDK). About twenty tabs are driven at once, each with a random
  * sequence of what real clients do: messages in every mode (some with an Idempotency-Key, some
  * of those posted twice), tool turns, thinking, slow and failing model answers, cancels, SSE and
- * WebSocket clients that drop and resume, page and context reads. Once every tab is idle with
- * nothing waiting, the contracts' invariants are checked over every answer and every event.
+ * WebSocket clients that drop and resume, page and context reads; in a third of the tabs tool
+ * calls wait for a person, who approves, edits or denies them at random (sometimes twice: 409),
+ * and two workers are restarted mid-drive. Once every tab is idle with nothing waiting, the
+ * contracts' invariants are checked over every answer and every event: every started turn (or
+ * run of a paused turn) ends, every tool call has exactly one result, every seq once per client.
  *
  * A second run does the same on a Postgres cluster of its own that crashes (`pg_ctl stop -m
  * immediate`) mid-drive and comes back seconds later: clients wait out the 503s, and every
@@ -39,6 +42,7 @@ import { createE2eBackend, type E2eBackend, type E2eGateway } from './e2e-backen
 import { openLedgerEventSource } from './ledger-event-source';
 import { openLedgerWebSocket } from './ledger-web-socket';
 import { seededRandom } from './seeded-random';
+import type { ServiceProcess } from './service-process';
 import { StreamLedger } from './stream-ledger';
 
 const SEED = Number(process.env.SOAK_SEED ?? 20_261_130);
@@ -151,6 +155,8 @@ interface TabRun {
   index: number;
   id: string;
   thinking: boolean;
+  /** Its calculator and get_ calls wait for a decision. */
+  approval: boolean;
   messages: Message[];
   accepted: number;
   /** Open from before the first message to the end: sees every event. */
@@ -167,6 +173,9 @@ interface TabRun {
     resumes: number;
     /** Resumes the gateway refused (503 during an outage) and the client tried again. */
     refusedResumes: number;
+    /** Decisions on waiting calls accepted, and second decisions on a call (each a 409). */
+    decisions: number;
+    decidedTwice: number;
   };
 }
 
@@ -234,6 +243,7 @@ function defineSoak(variant: SoakVariant): void {
     let gateway: E2eGateway;
     let client: RecordingClient;
     let privatePostgres: PrivatePostgres | undefined;
+    let workers: ServiceProcess[] = [];
 
     beforeAll(async () => {
       // The soak sends far more than a person would; the per-key limit is not under test here.
@@ -244,12 +254,13 @@ function defineSoak(variant: SoakVariant): void {
         natsUrl: natsUrl!,
         leaseMs: LEASE_MS,
       });
-      const [started] = await Promise.all([
+      const [started, ...running] = await Promise.all([
         backend.startGateway(),
         backend.startWorker({ workerId: 'soak-worker-1' }),
         backend.startWorker({ workerId: 'soak-worker-2' }),
       ]);
       gateway = started;
+      workers = running;
       client = new RecordingClient(
         gateway.baseUrl,
         backend.tenants.alpha.key,
@@ -274,10 +285,15 @@ function defineSoak(variant: SoakVariant): void {
       const runs: TabRun[] = [];
       for (let index = 0; index < variant.tabCount; index += 1) {
         const thinking = index % 3 === 0;
+        // Every third tab's calculator and get_ calls wait for a person, who decides at random.
+        const approval = index % 3 === 1;
         const created = await client.call('POST', '/v1/tabs', {
           body: {
             title: `soak ${index}`,
-            ...(thinking ? { config: { thinking: { budgetTokens: 2048 } } } : {}),
+            config: {
+              ...(thinking ? { thinking: { budgetTokens: 2048 } } : {}),
+              ...(approval ? { approval: { tools: ['calculator', 'get_*'] } } : {}),
+            },
           },
         });
         expect(created.status).toBe(201);
@@ -286,13 +302,23 @@ function defineSoak(variant: SoakVariant): void {
           index,
           id,
           thinking,
+          approval,
           messages: [],
           accepted: 0,
           steady: new StreamLedger(),
           flaky: new StreamLedger(),
           connections: [],
           pageProblems: [],
-          counts: { posts: 0, reposts: 0, cancels: 0, pages: 0, resumes: 0, refusedResumes: 0 },
+          counts: {
+            posts: 0,
+            reposts: 0,
+            cancels: 0,
+            pages: 0,
+            resumes: 0,
+            refusedResumes: 0,
+            decisions: 0,
+            decidedTwice: 0,
+          },
         });
       }
       try {
@@ -398,11 +424,42 @@ function defineSoak(variant: SoakVariant): void {
             problem('the tail page misses seqs the tab already had');
         };
 
+        /** Decides every call the tab waits on: approve, approve with edited input, or deny. */
+        const decide = async (run: TabRun, random: () => number) => {
+          const tab = await client.call('GET', base(run));
+          if (tab.status !== 200) return;
+          const waiting = TabSchema.parse((tab.body as { tab: Tab }).tab).waiting;
+          if (waiting === null) return;
+          const decisions = waiting.calls.map((call) => {
+            const choice = random();
+            return choice < 0.5
+              ? { callId: call.callId, decision: 'approve' }
+              : choice < 0.75
+                ? { callId: call.callId, decision: 'approve', input: { expression: '1+1' } }
+                : { callId: call.callId, decision: 'deny', reason: `soak says no ${run.index}` };
+          });
+          const answer = await client.call('POST', `${base(run)}/approvals`, {
+            body: { decisions },
+          });
+          // 409: another decision (or a cancel, an interrupt) came first.
+          expect([202, 409], JSON.stringify(answer.body)).toContain(answer.status);
+          if (answer.status !== 202) return;
+          run.counts.decisions += decisions.length;
+          if (random() < 0.3) {
+            run.counts.decidedTwice += 1;
+            const again = await client.call('POST', `${base(run)}/approvals`, {
+              body: { decisions },
+            });
+            expect(again.status).toBe(409);
+          }
+        };
+
         const drive = async (run: TabRun) => {
           const random = seededRandom(SEED * 31 + run.index);
           // A first message that is always accepted, so every log builds a request.
           await newMessage(run, random, 'enqueue');
           while (Date.now() < driveEnds) {
+            if (run.approval && random() < 0.4) await decide(run, random);
             const action = random();
             if (action < 0.45) {
               await newMessage(run, random);
@@ -480,6 +537,22 @@ function defineSoak(variant: SoakVariant): void {
           run.connections.push(await openPatiently(run, random));
         };
 
+        // Without an outage, a worker is restarted mid-drive, as a deploy does, twice: stopped
+        // (SIGTERM; what it holds after a short grace is taken over) and another started in its
+        // place. Paused tabs held by nobody are woken by whichever worker runs.
+        let restarts = 0;
+        const restart = async () => {
+          if (variant.outage) return;
+          const random = seededRandom(SEED * 43);
+          for (const at of [0.3, 0.65]) {
+            await sleep(Math.max(0, driveEnds - DRIVE_MS + at * DRIVE_MS - Date.now()));
+            const victim = workers.splice(Math.floor(random() * workers.length), 1)[0]!;
+            await victim.stop('SIGTERM', 2_000);
+            restarts += 1;
+            workers.push(await backend.startWorker({ workerId: `soak-worker-r${restarts}` }));
+          }
+        };
+
         const outage = async () => {
           if (!variant.outage || !privatePostgres) return;
           await sleep(variant.outage.afterMs);
@@ -491,13 +564,20 @@ function defineSoak(variant: SoakVariant): void {
         // Settled, not all: a failing client must not leave the others running past the test.
         const outcomes = await Promise.allSettled([
           outage(),
+          restart(),
           ...runs.flatMap((run) => [drive(run), flake(run)]),
         ]);
         for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
 
         // ---- the drain: every tab idle, nothing waiting, every accepted message accounted for ----
+        const drainRandom = seededRandom(SEED * 41);
         const settled = async (run: TabRun) => {
           const tab = await client.call('GET', base(run));
+          if (tab.status === 200 && (tab.body as { tab: Tab }).tab.status === 'waiting') {
+            // A person comes back and decides.
+            await decide(run, drainRandom);
+            return false;
+          }
           if (tab.status !== 200 || (tab.body as { tab: Tab }).tab.status !== 'idle') return false;
           if ((await backend.store.inboxList(run.id)).length > 0) return false;
           const log = await backend.store.readAll(run.id);
@@ -607,7 +687,13 @@ function defineSoak(variant: SoakVariant): void {
           midBlockResumes: 0,
           cacheRead: 0,
           intakeReorders: 0,
+          decisions: 0,
+          decidedTwice: 0,
+          approvalRequests: 0,
+          approvalDecisions: 0,
+          workerRestarts: 0,
         };
+        totals.workerRestarts = restarts;
         const reasons = new Map<string, number>();
         for (const run of runs) {
           const chunks = logs.get(run.id)!;
@@ -734,21 +820,48 @@ function defineSoak(variant: SoakVariant): void {
             ).toEqual(chunks.map((chunk) => chunk.seq));
             expect(ledger.seals, `tab ${run.index} ${name} chunks`).toEqual(chunks);
           }
+          // A turn runs once, or (paused for a decision) once more per pause: each run starts
+          // and ends, and every run but its last ended awaiting approval.
           const started = run.steady.turnsStarted;
           const done = run.steady.turnsDone.map((event) => event.turnId);
-          expect(new Set(started).size, `tab ${run.index}: a turn started twice`).toBe(
-            started.length,
-          );
           expect([...done].sort(), `tab ${run.index}: turns started and done`).toEqual(
             [...started].sort(),
           );
+          for (const turnId of new Set(started)) {
+            const runs = run.steady.turnsDone.filter((event) => event.turnId === turnId);
+            expect(
+              runs.slice(0, -1).map((event) => event.reason),
+              `tab ${run.index}: turn ${turnId} started again though it had ended`,
+            ).toEqual(runs.slice(0, -1).map(() => 'awaiting_approval'));
+            expect(runs.at(-1)?.reason, `tab ${run.index}: turn ${turnId} left waiting`).not.toBe(
+              'awaiting_approval',
+            );
+          }
+          // Every tool call has exactly one result.
+          const results = new Map<string, number>();
+          for (const chunk of chunks)
+            if (chunk.type === 'tool_result')
+              results.set(chunk.data.callId, (results.get(chunk.data.callId) ?? 0) + 1);
+          for (const chunk of chunks) {
+            if (chunk.type !== 'tool_call') continue;
+            expect(
+              results.get(chunk.data.callId),
+              `tab ${run.index}: results of call ${chunk.data.callId}`,
+            ).toBe(1);
+          }
+          totals.approvalDecisions += chunks.filter(
+            (chunk) => chunk.type === 'approval_decision',
+          ).length;
+          totals.approvalRequests += chunks.filter(
+            (chunk) => chunk.type === 'approval_request',
+          ).length;
           for (const event of run.steady.turnsDone) {
             expect(TurnDoneReasonSchema.options).toContain(event.reason);
             reasons.set(event.reason, (reasons.get(event.reason) ?? 0) + 1);
           }
           for (const chunk of chunks)
             expect(started, `tab ${run.index}: chunk ${chunk.seq}'s turn`).toContain(chunk.turnId);
-          totals.turns += started.length;
+          totals.turns += new Set(started).size;
 
           // 6. usage: non-negative, cache figures reported, the sum of the turns'.
           for (const value of Object.values(tab.usage)) expect(value).toBeGreaterThanOrEqual(0);
@@ -811,6 +924,9 @@ function defineSoak(variant: SoakVariant): void {
           expect(totals.cacheRead, 'prompt cache reads').toBeGreaterThan(0);
           expect(reasons.get('cancelled') ?? 0, 'cancelled turns').toBeGreaterThan(0);
           expect(totals.midBlockResumes, 'resumes in the middle of a block').toBeGreaterThan(0);
+          expect(totals.approvalRequests, 'calls that waited for a person').toBeGreaterThan(0);
+          expect(totals.approvalDecisions, 'decisions in the logs').toBeGreaterThan(0);
+          expect(totals.workerRestarts, 'workers stopped and started again').toBeGreaterThan(0);
         }
       } finally {
         for (const run of runs) for (const connection of run.connections) connection.close();

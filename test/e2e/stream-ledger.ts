@@ -6,6 +6,10 @@
  * what the client already had.
  */
 import {
+  type ApprovalRequestedEvent,
+  ApprovalRequestedEventSchema,
+  type ApprovalResolvedEvent,
+  ApprovalResolvedEventSchema,
   type Chunk,
   ChunkDeltaEventSchema,
   ChunkOpenEventSchema,
@@ -33,6 +37,8 @@ export class StreamLedger {
   readonly turnsStarted: string[] = [];
   /** Retries of failed model calls, as announced (live only: none is replayed on resume). */
   readonly turnRetries: TurnRetryEvent[] = [];
+  readonly approvalsRequested: ApprovalRequestedEvent[] = [];
+  readonly approvalsResolved: ApprovalResolvedEvent[] = [];
   /** Contract breaches, with enough context to see what happened; empty when all is well. */
   readonly violations: string[] = [];
   readonly streamEnds: unknown[] = [];
@@ -175,6 +181,12 @@ export class StreamLedger {
         return;
       case 'turn-done':
         this.turnsDone.push(TurnDoneEventSchema.parse(data));
+        return;
+      case 'approval-requested':
+        this.approvalsRequested.push(ApprovalRequestedEventSchema.parse(data));
+        return;
+      case 'approval-resolved':
+        this.approvalsResolved.push(ApprovalResolvedEventSchema.parse(data));
         return;
       case 'stream-live': {
         const live = StreamLiveEventSchema.parse(data);

@@ -211,7 +211,7 @@ export function createClaimer(deps: {
       // A paused turn (or one whose holder died pausing it) is woken, never taken over, and no
       // other turn starts while it waits.
       if (paused.turnId !== turnId) return null;
-      return resumePaused(session, cancel, interrupts, lease, turnId);
+      return resumePaused(session, cancel, interrupts, lease, turnId, takenOver !== undefined);
     }
     if (takenOver && session.log.some((chunk) => chunk.turnId === takenOver.turnId)) {
       logger.info({ tabId, turnId, from: takenOver.owner }, 'taking over a turn');
@@ -264,6 +264,11 @@ export function createClaimer(deps: {
     interrupts: InterruptWatch,
     lease: AcquireLeaseResult,
     turnId: string,
+    /**
+     * The tab was taken from a holder that died pausing or resuming the turn: its run began
+     * (turn-start) and never ended, so this one continues it, and ends it if the turn still waits.
+     */
+    takenOver: boolean,
   ): Promise<TurnOutcome | null> {
     const tabId = session.tabId;
     const waiting = lease.waiting;
@@ -289,7 +294,7 @@ export function createClaimer(deps: {
       if (plan.kind === 'wait') {
         if (plan.wakeIds.length > 0) await session.store.inboxRemove(tabId, plan.wakeIds);
         logger.debug({ tabId, turnId }, 'paused turn still waits for decisions');
-        return null;
+        return takenOver ? { reason: 'awaiting_approval', usage: emptyUsage() } : null;
       }
       if (plan.systemDenials.length > 0) {
         const { conflicts } = await session.store.recordDecisions(
@@ -322,6 +327,7 @@ export function createClaimer(deps: {
           waiting,
           decisions: recorded,
           wakeIds: plan.wakeIds,
+          announce: !takenOver,
           // Recorded beside the resume's first writes; the paused turn's stamp is in `waiting`
           // until they are done, so a takeover finds it either way.
           begin: () => holder.beginTurn(session, cancel, waiting.cancelGeneration),

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Chunk, LiveEvent, TabConfig } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
-import { assertGapFree, type Harness, useHarness } from '../testing/harness';
+import { assertGapFree, type Harness, openingChunk, useHarness } from '../testing/harness';
 import type { Worker } from '../worker';
 
 let worker: Worker | undefined;
@@ -229,6 +230,74 @@ describe('tool calls that wait for a person', () => {
     const log = await harness.store.readAll(tab.id);
     expect(of(log, 'approval_decision')[0]?.data).toMatchObject({ reason: 'expired' });
     expect(of(log, 'tool_result')[0]?.data.result).toMatch(/expired/);
+  });
+});
+
+describe('a holder that dies pausing the turn', () => {
+  const harnessAlone = useHarness('nats');
+
+  it('is taken over as a paused turn: its run ends awaiting approval, the calls keep waiting, a decision resumes it', async (context) => {
+    const harness = harnessAlone(context);
+    const { store } = harness;
+    const tab = await harness.newTab(gated);
+    const turnId = randomUUID();
+    // A worker that sealed the call and its request, recorded the pause and died before it let
+    // the tab go.
+    await store.acquireLease(tab.id, { owner: 'dead-worker', turnId, leaseMs: 300 });
+    await store.append(tab.id, [
+      openingChunk(tab.id, turnId, `Died pausing ${CALC}`),
+      {
+        id: randomUUID(),
+        tabId: tab.id,
+        turnId,
+        step: 0,
+        role: 'assistant',
+        type: 'tool_call',
+        data: { callId: 'toolu_dead_1', name: 'calculator', arguments: { expression: '6*7' } },
+      },
+      {
+        id: randomUUID(),
+        tabId: tab.id,
+        turnId,
+        step: 0,
+        role: 'system',
+        type: 'approval_request',
+        data: {
+          callId: 'toolu_dead_1',
+          name: 'calculator',
+          arguments: { expression: '6*7' },
+          expiresAt: null,
+        },
+      },
+    ]);
+    await store.setWaiting(tab.id, {
+      owner: 'dead-worker',
+      waiting: {
+        turnId,
+        step: 0,
+        cancelGeneration: 0,
+        expiresAt: null,
+        calls: [{ callId: 'toolu_dead_1', name: 'calculator', arguments: { expression: '6*7' } }],
+      },
+    });
+    await harness.startWorker();
+    const [done] = await harness.turnsDone(tab.id, 1);
+    expect(done?.event === 'turn-done' && done.data).toMatchObject({
+      turnId,
+      reason: 'awaiting_approval',
+    });
+    expect((await store.getTab(tab.id)).status).toBe('waiting');
+    // No error result: the call still waits for a person.
+    expect(of(await store.readAll(tab.id), 'tool_result')).toEqual([]);
+    await harness.decide(tab.id, [{ callId: 'toolu_dead_1', decision: 'approve' }]);
+    await harness.turnsDone(tab.id, 2);
+    const events = harness.events.get(tab.id) ?? [];
+    // The resumed run announced itself once; the dead run's end was the takeover's.
+    expect(events.filter((event) => event.event === 'turn-start')).toHaveLength(1);
+    expect(doneReasons(harness, tab.id)).toEqual(['awaiting_approval', 'completed']);
+    expect(
+      of(await store.readAll(tab.id), 'tool_result').map((chunk) => chunk.data.result),
+    ).toEqual([{ value: 42 }]);
   });
 });
 

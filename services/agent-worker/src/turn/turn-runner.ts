@@ -114,7 +114,7 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
     await session.store.inboxRemove(tabId, [start.message.chunkId]);
   } else if (start.kind === 'approved') {
     step = start.waiting.step;
-    await session.publish({ event: 'turn-start', data: { tabId, turnId } });
+    if (start.announce) await session.publish({ event: 'turn-start', data: { tabId, turnId } });
   } else {
     step = start.step;
   }

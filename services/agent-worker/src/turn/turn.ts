@@ -56,6 +56,8 @@ export type TurnStart =
       decisions: ApprovalDecisionRecord[];
       /** The inbox's wake-ups this resume answers. */
       wakeIds: string[];
+      /** Whether this run publishes turn-start (not when it continues a dead holder's run). */
+      announce: boolean;
       /** Fixes the cancel generation the turn runs under (TabHolder.beginTurn). */
       begin: () => Promise<void>;
     };
