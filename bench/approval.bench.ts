@@ -193,7 +193,7 @@ async function waitingSection(): Promise<Record<string, number>> {
   const natsUrl = await testNatsUrl();
   if (!postgresUrl || !natsUrl) throw new Error('approval.bench needs Postgres and NATS');
   const tabs = Number(process.env.BENCH_APPROVAL_TABS ?? 10_000);
-  const warmUp = 300;
+  const warmUp = 1_000;
   const database = await createTestDatabase(postgresUrl);
   const store = createPostgresStore({ url: database.url });
   await store.migrate();
@@ -209,10 +209,12 @@ async function waitingSection(): Promise<Record<string, number>> {
       NATS_SUBJECT_PREFIX: subjectPrefix,
       SIMULATOR_URL: simulator.url,
       APPROVAL_TOOLS: 'calculator',
-      LOG_LEVEL: 'warn',
+      // Info: the worker says it is ready at that level (a line per paused turn follows).
+      LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let workerOutput = '';
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   const waitingTabs = async () =>
@@ -228,6 +230,7 @@ async function waitingSection(): Promise<Record<string, number>> {
       let output = '';
       const read = (data: Buffer) => {
         output += data.toString();
+        workerOutput = output.slice(-4_000);
         if (output.includes('agent worker ready')) resolve();
       };
       child.stdout!.on('data', read);

@@ -5,7 +5,12 @@
  * before it ends: no other case sees its deliveries due.
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidInputError, NotFoundError, type Usage } from '@chunklog/chunk-core';
+import {
+  InvalidInputError,
+  NotFoundError,
+  type TurnDoneReason,
+  type Usage,
+} from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import type { ChunkStore } from '../chunk-store';
 import type { WebhookAttemptResult } from '../webhooks/webhook-outbox';
@@ -39,10 +44,7 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
     }
 
     /** A tab of `tenantId` whose turn ran as `owner` and ended with `reason`, one chunk long. */
-    async function endTurn(
-      tenantId: string,
-      reason: 'completed' | 'error' | 'cancelled' | 'max_steps' = 'completed',
-    ) {
+    async function endTurn(tenantId: string, reason: TurnDoneReason = 'completed') {
       const store = storeOf();
       const tab = await store.createTab({ tenantId });
       const turnId = randomUUID();
@@ -182,7 +184,15 @@ export function describeWebhookStoreContract(storeOf: () => ChunkStore): void {
         await store.listWebhookDeliveries(foreign.id, { tenantId: otherTenant, limit: 10 }),
       ).toEqual([]);
 
-      // Cancelled and failed turns go to the endpoint that asked for those.
+      // Cancelled and failed turns go to the endpoint that asked for those; a turn paused for a
+      // decision to the one that asked for approval requests.
+      const approvals = await newEndpoint(tenant, ['approval.requested']);
+      await endTurn(tenant, 'awaiting_approval');
+      expect(
+        (await store.listWebhookDeliveries(approvals.id, { tenantId: tenant, limit: 10 })).map(
+          (delivery) => delivery.eventType,
+        ),
+      ).toEqual(['approval.requested']);
       await endTurn(tenant, 'cancelled');
       await endTurn(tenant, 'error');
       const failures = await store.listWebhookDeliveries(failed.id, {
