@@ -16,8 +16,8 @@ import { createSqlWebhookStore } from './webhooks/webhook-store';
 /**
  * The store over any SQL client: every adapter (node-postgres, PGlite) shares these statements,
  * so the adapters cannot drift apart. Each operation is one statement, hence one round trip
- * (acquireLease adds a second to read the tab back); the multi-step ones (append, clear, delete,
- * lease) run as plpgsql functions from the migrations. Appends go through the group commit.
+ * (readFromLatestCompaction takes two); the multi-step ones (append, clear, delete, lease) run
+ * as plpgsql functions from the migrations. Appends go through the group commit.
  */
 export function createSqlChunkStore(
   client: SqlClient,
@@ -39,7 +39,7 @@ export function createSqlChunkStore(
     },
     ...tabs,
     ...createSqlChunkLog(run, groupCommit),
-    ...createSqlLeaseStore(run, tabs),
+    ...createSqlLeaseStore(run),
     ...createSqlCancelStore(run),
     ...createSqlInboxStore(run),
     ...createSqlTenantStore(run),
