@@ -27,11 +27,11 @@ export { assertNever } from './errors/assert-never';
 export { isDatabaseUnreachable } from './errors/database-unreachable';
 export {
   type ApiErrorCode,
-  ChunklogError,
-  type ChunklogErrorCode,
   ConflictError,
-  chunklogErrorCodes,
+  DomainError,
+  type DomainErrorCode,
   describeError,
+  domainErrorCodes,
   errorCodeOfStatus,
   errorStatuses,
   IdempotencyKeyReusedError,
