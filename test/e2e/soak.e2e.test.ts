@@ -13,6 +13,8 @@
  *
  * Seeded: the seed is printed; `SOAK_SEED` replays the same choices (timings still vary).
  */
+
+import { validateRequest } from '@chunklog/anthropic-sim';
 import {
   addUsage,
   buildRequest,
@@ -23,7 +25,6 @@ import {
   TabSchema,
   TurnDoneReasonSchema,
   tabRequestOptions,
-  validateRequest,
 } from '@chunklog/chunk-core';
 import {
   type PrivatePostgres,

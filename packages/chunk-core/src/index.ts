@@ -180,6 +180,7 @@ export {
   buildRequest,
   type RequestOptions,
   stripCacheControl,
+  TOOL_NAME_PATTERN,
 } from './wire/build-request';
 export {
   type CacheMiss,
@@ -196,14 +197,6 @@ export {
   MessageFold,
 } from './wire/message-fold';
 export { toolResultText } from './wire/tool-result-text';
-export {
-  MAX_CACHE_BREAKPOINTS,
-  type RequestViolation,
-  TOOL_NAME_PATTERN,
-  TOOL_USE_ID_PATTERN,
-  type ValidateRequestOptions,
-  validateRequest,
-} from './wire/validate-request';
 export type {
   WireCompactionBlock,
   WireContentBlock,

@@ -11,7 +11,6 @@
  */
 import { InvalidInputError } from '../errors/errors';
 import { buildMessages, type FoldableChunk, isCompactionMessage } from './message-fold';
-import { TOOL_NAME_PATTERN } from './validate-request';
 import type {
   WireCacheControl,
   WireContentBlock,
@@ -34,6 +33,9 @@ export type RequestOptions = {
   /** The most UTF-8 bytes one chunk may take on the wire; larger ones are cut with a note. */
   maxChunkBytes?: number;
 };
+
+/** Pattern every tool name must match (the Messages API's rule). */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** The marker chunklog puts on each breakpoint. */
 export const CACHE_BREAKPOINT: WireCacheControl = { type: 'ephemeral' };

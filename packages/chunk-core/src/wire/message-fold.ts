@@ -14,7 +14,7 @@
  * `buildMessages(log.concat(more))` agree byte for byte on every message but the former's last.
  *
  * Totality: any log (cut by cancel or crash, out of order, duplicated ids) folds into messages
- * that pass `validateRequest`:
+ * that pass the API's request checks (the simulator's `validateRequest`):
  * - empty or whitespace-only texts are dropped; thinking without a signature is dropped, and so is
  *   thinking after another block or at the end of an assistant message (the API rejects both);
  * - tool_use ids are made to match `^[a-zA-Z0-9_-]+$` and unique, and results follow their call;
