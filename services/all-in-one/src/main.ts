@@ -1,11 +1,7 @@
 /**
- * `npm start`: chunklog in one process on embedded defaults (PGlite, in-process bus, the
- * simulator as the model unless ANTHROPIC_API_KEY is set), bound to 127.0.0.1.
- *
- * Only Node's compile cache and PGlite's thread here (the cache: Node ≥ 22.1; a no-op on older
- * releases): the rest is imported after them, so a start after the first reuses the code V8
- * compiled for the bundle instead of compiling it again. Node keeps the cache in its own folder (NODE_COMPILE_CACHE, or
- * node-compile-cache in the temporary folder); NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+ * `npm start`: chunklog in one process on embedded defaults, bound to 127.0.0.1. Only Node's
+ * compile cache and PGlite's thread start here; the rest is imported after them, so a later
+ * start reuses the code V8 compiled (NODE_DISABLE_COMPILE_CACHE=1 turns the cache off).
  */
 import nodeModule from 'node:module';
 import v8 from 'node:v8';

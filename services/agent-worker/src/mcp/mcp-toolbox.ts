@@ -58,12 +58,9 @@ export interface McpTab {
 }
 
 /**
- * The worker's MCP connections, each one session: for every server a tab uses (the
- * deployment's, and a tab's own named alike), one per tenant, shared by that tenant's tabs and
- * never across tenants, so a stateful server never sees one tenant's session used for
- * another's tab. Besides those, each deployment server has a session of the worker's own,
- * opened at start and never closed for idleness: its listing describes the server's tools
- * until a tenant's session is listed, and it serves a tab whose tenant is unknown.
+ * The worker's MCP sessions: one per tenant and server, never shared across tenants (a stateful
+ * server must not see one tenant's session used for another's tab), plus, per deployment
+ * server, one of the worker's own whose listing describes its tools until a tenant's is listed.
  */
 export interface McpToolbox {
   /**

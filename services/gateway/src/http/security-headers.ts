@@ -2,13 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 
 /**
- * The chat app's policy (`web-app-plugin.ts` sends it with the app's files): its own scripts,
- * styles and API only. No inline script, no `eval`, no inline style sheet or `style` attribute
- * in markup (the app sets element styles from script, which a policy does not govern), no
- * plugin, frame or `<base>`; images from the app itself or `data:`/`blob:` URLs only, so text
- * in a message cannot make the browser fetch anything elsewhere even if some markup of it got
- * through. The app calls the API at its own origin (`location.origin`), so `'self'` covers
- * `connect-src`, the SSE and WebSocket streams included.
+ * The chat app's policy: its own scripts, styles and API only; no inline script, `eval`, inline
+ * style, plugin, frame or `<base>`; images from itself or `data:`/`blob:` only, so text in a
+ * message cannot make the browser fetch anything elsewhere even if some markup got through.
  */
 export const webAppContentSecurityPolicy = [
   "default-src 'self'",
