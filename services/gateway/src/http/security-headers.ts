@@ -1,6 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 
+/** What both pages' policies end with: the API at their own origin, no plugin, base or framing. */
+const sameOriginOnly = [
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+];
+
 /**
  * The chat app's policy: its own scripts, styles and API only; no inline script, `eval`, inline
  * style, plugin, frame or `<base>`; images from itself or `data:`/`blob:` only, so text in a
@@ -12,11 +21,7 @@ export const webAppContentSecurityPolicy = [
   "style-src 'self'",
   "img-src 'self' data: blob:",
   "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
+  ...sameOriginOnly,
 ].join('; ');
 
 /**
@@ -30,11 +35,7 @@ export const docsContentSecurityPolicy = [
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
+  ...sameOriginOnly,
 ].join('; ');
 
 /**
