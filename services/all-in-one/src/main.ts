@@ -9,13 +9,9 @@ import v8 from 'node:v8';
 const compileCache = nodeModule as { enableCompileCache?: () => unknown };
 compileCache.enableCompileCache?.();
 
-// PGlite's Postgres is 9 MB of WebAssembly. V8 runs a function in its baseline compiler first and
-// recompiles it with its optimizing compiler once it has run enough (the tiering budget): at
-// the default budget (13,000,000 on Node.js 24) the first statements already send hundreds of
-// functions to be recompiled, on a background thread that then takes a whole core from the
-// start-up (about 180 ms of CPU before /readyz). Ten times the budget leaves that work to the
-// functions that stay hot after the start; statements run as fast once it has settled. Set before
-// the thread compiles the module; the process runs no other WebAssembly.
+// At V8's default tiering budget PGlite's first statements send hundreds of WebAssembly
+// functions to the optimizing compiler, whose thread takes a core from the start-up; ten times
+// the budget leaves that to the functions that stay hot. The process runs no other WebAssembly.
 v8.setFlagsFromString('--wasm-tiering-budget=130000000');
 
 // PGlite's thread next: it loads PGlite and compiles its WebAssembly on another core while this

@@ -64,12 +64,9 @@ export interface McpTab {
  */
 export interface McpToolbox {
   /**
-   * The tool sets of the servers a tab uses, in a fixed order: the deployment's, then the tab's
-   * (a tab's server of the same name as a deployment server replaces it for that tab). Each is
-   * the server's last listing (empty before the first): synchronous, for `/context`. A tab's
-   * server naming a secret its tenant may not use is never connected to: its tool set offers
-   * nothing and answers every call with the reason. A deployment server's tool set is the
-   * tenant's session's once prepare opened it, else the worker's own listing (for describing).
+   * The tool sets of the servers a tab uses: the deployment's, then the tab's (same name
+   * replaces), each its server's last listing, synchronously, for `/context`. A server naming a
+   * secret out of the tenant's scope is never connected to: its calls answer with the reason.
    */
   toolSets(tab: McpTab): ToolSet[];
   /**
