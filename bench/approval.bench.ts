@@ -260,7 +260,7 @@ async function waitingSection(): Promise<Record<string, number>> {
       const deadline = Date.now() + 600_000;
       while ((await waitingTabs()) < target) {
         if (Date.now() > deadline)
-          throw new Error(`only ${await waitingTabs()} of ${target} paused`);
+          throw new Error(`only ${await waitingTabs()} of ${target} paused: ${workerOutput}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     };
@@ -279,6 +279,8 @@ async function waitingSection(): Promise<Record<string, number>> {
     );
     return {
       'approval.waiting.tabs': tabs,
+      'approval.waiting.worker_rss_mb.before': before,
+      'approval.waiting.worker_rss_mb.after': after,
       'approval.waiting.worker_rss_mb_per_1k': (after - before) / (tabs / 1000),
       'approval.waiting.leases_held': leases,
     };

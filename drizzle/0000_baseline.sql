@@ -400,41 +400,37 @@ $$;
 --> statement-breakpoint
 -- Takes a tab's turn lease when the tab is idle or its lease expired, on the database clock.
 -- The same owner asking again for the same turn renews it (a redelivered command). Returns the
--- previous holder so the caller can tell a takeover from a fresh start. CL404 unknown tab.
+-- previous holder so the caller can tell a takeover from a fresh start, and the tab's row as it
+-- stands after the call, so taking a lease costs one round trip. CL404 unknown tab.
 CREATE FUNCTION chunklog_acquire_lease(p_tab_id uuid, p_owner text, p_turn_id uuid, p_lease_ms bigint)
-RETURNS TABLE (acquired boolean, taken_over boolean, previous_turn_id uuid, previous_owner text)
+RETURNS TABLE (acquired boolean, taken_over boolean, previous_turn_id uuid, previous_owner text, tab tabs)
 LANGUAGE plpgsql
 AS $$
 DECLARE
-  v_status text;
-  v_turn_id uuid;
-  v_owner text;
-  v_expires_at timestamptz;
+  v_tab tabs;
   v_own boolean;
 BEGIN
-  SELECT t.status, t.active_turn_id, t.lease_owner, t.lease_expires_at
-  INTO v_status, v_turn_id, v_owner, v_expires_at
-  FROM tabs t
-  WHERE t.id = p_tab_id
-  FOR UPDATE;
+  SELECT t.* INTO v_tab FROM tabs t WHERE t.id = p_tab_id FOR UPDATE;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'tab % does not exist', p_tab_id USING ERRCODE = 'CL404';
   END IF;
 
-  v_own := v_owner IS NOT DISTINCT FROM p_owner AND v_turn_id IS NOT DISTINCT FROM p_turn_id;
-  IF v_status = 'running' AND v_expires_at > now() AND NOT v_own THEN
-    RETURN QUERY SELECT false, false, v_turn_id, v_owner;
+  v_own := v_tab.lease_owner IS NOT DISTINCT FROM p_owner
+    AND v_tab.active_turn_id IS NOT DISTINCT FROM p_turn_id;
+  IF v_tab.status = 'running' AND v_tab.lease_expires_at > now() AND NOT v_own THEN
+    RETURN QUERY SELECT false, false, v_tab.active_turn_id, v_tab.lease_owner, v_tab;
     RETURN;
   END IF;
 
+  RETURN QUERY
   UPDATE tabs
   SET status = 'running',
     active_turn_id = p_turn_id,
     lease_owner = p_owner,
     lease_expires_at = now() + p_lease_ms * interval '1 millisecond',
     updated_at = now()
-  WHERE tabs.id = p_tab_id;
-
-  RETURN QUERY SELECT true, v_status = 'running' AND NOT v_own, v_turn_id, v_owner;
+  WHERE tabs.id = p_tab_id
+  RETURNING true, v_tab.status = 'running' AND NOT v_own, v_tab.active_turn_id, v_tab.lease_owner,
+    tabs;
 END
 $$;

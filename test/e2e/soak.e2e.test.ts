@@ -16,6 +16,8 @@
  *
  * Seeded: the seed is printed; `SOAK_SEED` replays the same choices (timings still vary).
  */
+
+import { validateRequest } from '@chunklog/anthropic-sim';
 import {
   addUsage,
   buildRequest,
@@ -26,7 +28,6 @@ import {
   TabSchema,
   TurnDoneReasonSchema,
   tabRequestOptions,
-  validateRequest,
 } from '@chunklog/chunk-core';
 import {
   type PrivatePostgres,

@@ -12,9 +12,8 @@ import {
   type ToolDefinition,
   type Worker,
 } from '@chunklog/agent-worker';
-import { createSimulator, type Simulator } from '@chunklog/anthropic-sim';
+import { createSimulator, type Simulator, validateRequest } from '@chunklog/anthropic-sim';
 import { type Bus, createNatsBus } from '@chunklog/bus';
-import { validateRequest } from '@chunklog/chunk-core';
 import { type ChunkStore, createPostgresStore } from '@chunklog/store';
 import {
   createTestDatabase,

@@ -1,4 +1,5 @@
-import { type Chunk, validateRequest } from '@chunklog/chunk-core';
+import { validateRequest } from '@chunklog/anthropic-sim';
+import type { Chunk } from '@chunklog/chunk-core';
 import {
   everyBackend,
   type GatewayHarness,

@@ -2,12 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  assertNever,
-  COMPACTION_BETA,
-  type RequestViolation,
-  validateRequest,
-} from '@chunklog/chunk-core';
+import { assertNever, COMPACTION_BETA } from '@chunklog/chunk-core';
 import { type Clock, systemClock } from './manual-clock';
 import {
   type CacheDiagnostics,
@@ -23,6 +18,7 @@ import { planReply } from './reply/plan-reply';
 import { findSignatureViolation } from './request/find-signature-violation';
 import { formatRequestLog } from './request/format-request-log';
 import { CountTokensRequestSchema, MessagesRequestSchema } from './request/messages-request';
+import { type RequestViolation, validateRequest } from './request/validate-request';
 import { violationFromZod } from './request/violation-from-zod';
 import { type CompactionSigner, createCompactionSigner } from './signing/compaction-signer';
 import { createThinkingSigner, type ThinkingSigner } from './signing/thinking-signer';

@@ -1,4 +1,4 @@
-import { createLogger } from '@chunklog/runtime';
+import { defaultLogger } from '@chunklog/runtime';
 
 /**
  * What the bus logs through: a pino Logger (pass the process's logger, or a child of it) fits.
@@ -11,7 +11,7 @@ export interface BusLogger {
   error(details: object, message: string): void;
 }
 
-/** For a caller that passes no logger: JSON lines on stdout, as a main's logger writes them. */
+/** For a caller that passes no logger: a child of the runtime's default logger. */
 export function defaultBusLogger(): BusLogger {
-  return createLogger({}).child({ component: 'bus' });
+  return defaultLogger().child({ component: 'bus' });
 }

@@ -1,7 +1,7 @@
 import {
-  ChunklogError,
   ConflictError,
-  chunklogErrorCodes,
+  DomainError,
+  domainErrorCodes,
   IdempotencyKeyReusedError,
   InvalidInputError,
   NotFoundError,
@@ -11,14 +11,14 @@ import { RemoteHandlerError } from './bus-errors';
 
 /** What a failed handler sends back instead of a reply value (both adapters use this shape). */
 export const RemoteErrorSchema = z.object({
-  code: z.enum(chunklogErrorCodes),
+  code: z.enum(domainErrorCodes),
   message: z.string(),
 });
 export type RemoteError = z.infer<typeof RemoteErrorSchema>;
 
 /** Describes a handler's failure for the requester; unknown errors become 'unavailable'. */
 export function toRemoteError(error: unknown): RemoteError {
-  if (error instanceof ChunklogError) return { code: error.code, message: error.message };
+  if (error instanceof DomainError) return { code: error.code, message: error.message };
   const message = error instanceof Error ? error.message : String(error);
   return { code: 'unavailable', message };
 }
@@ -27,7 +27,7 @@ export function toRemoteError(error: unknown): RemoteError {
  * Rebuilds a handler's failure on the requester's side, as the same named class where there is
  * one, so `instanceof NotFoundError` works the same across the bus as within one process.
  */
-export function fromRemoteError(remote: RemoteError, subject: string): ChunklogError {
+export function fromRemoteError(remote: RemoteError, subject: string): DomainError {
   const message = `${subject}: ${remote.message}`;
   switch (remote.code) {
     case 'not_found':

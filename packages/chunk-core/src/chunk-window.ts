@@ -1,13 +1,8 @@
 /**
- * The client window (docs/architecture.md, "The client window"): a framework-free store of the part of a tab's log a
- * client holds, at chunk grain. It applies live events and fetched pages to one flat window kept
- * in seq order and keyed by id, evicts the oldest chunks beyond a limit (inside a turn if need
- * be, never the live turn or an open block), tells the next page to fetch, and derives render
- * groups.
- *
- * Invariant: the sealed chunks held are one contiguous seq range. Eviction only ever removes from
- * the old end, pages extend it backwards, and live seals extend it forwards; so paging by
- * `oldestLoadedSeq()` neither skips nor repeats a chunk.
+ * The client window (docs/architecture.md, "The client window"): the part of a tab's log a
+ * client holds, at chunk grain, fed by live events and pages. Its sealed chunks are one
+ * contiguous seq range (eviction trims the old end, pages extend it back, seals forward), so
+ * paging by `oldestLoadedSeq()` neither skips nor repeats a chunk.
  */
 import { assertNever } from './errors/assert-never';
 import { placeDelta } from './exactly-once';

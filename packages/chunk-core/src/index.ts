@@ -27,11 +27,11 @@ export { assertNever } from './errors/assert-never';
 export { isDatabaseUnreachable } from './errors/database-unreachable';
 export {
   type ApiErrorCode,
-  ChunklogError,
-  type ChunklogErrorCode,
   ConflictError,
-  chunklogErrorCodes,
+  DomainError,
+  type DomainErrorCode,
   describeError,
+  domainErrorCodes,
   errorCodeOfStatus,
   errorStatuses,
   IdempotencyKeyReusedError,
@@ -195,6 +195,7 @@ export {
   buildRequest,
   type RequestOptions,
   stripCacheControl,
+  TOOL_NAME_PATTERN,
 } from './wire/build-request';
 export {
   type CacheMiss,
@@ -211,14 +212,6 @@ export {
   MessageFold,
 } from './wire/message-fold';
 export { toolResultText } from './wire/tool-result-text';
-export {
-  MAX_CACHE_BREAKPOINTS,
-  type RequestViolation,
-  TOOL_NAME_PATTERN,
-  TOOL_USE_ID_PATTERN,
-  type ValidateRequestOptions,
-  validateRequest,
-} from './wire/validate-request';
 export type {
   WireCompactionBlock,
   WireContentBlock,

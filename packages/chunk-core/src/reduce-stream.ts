@@ -1,12 +1,8 @@
 /**
- * The stream → chunk reducer: the raw events of one model round trip (one step) become chunk
- * lifecycle operations. Pure: the caller owns ids, persistence and publishing.
- *
- * Lifecycle (docs/architecture.md, "Live events"): text and thinking blocks `open` on their first non-empty text,
- * stream `delta`s whose `offset` is the length of the block's text before them, and `seal` at
- * the block's stop. Tool calls and redacted thinking have nothing to stream and are sealed at
- * once; a block that ends with nothing worth keeping (empty text) is never opened nor sealed, so
- * a client never sees an open chunk that cannot seal.
+ * The stream → chunk reducer: the raw events of one model step become chunk lifecycle
+ * operations (docs/architecture.md, "Live events"). Pure: the caller owns ids, persistence and
+ * publishing. A block that ends empty is never opened, so a client never sees a chunk that
+ * cannot seal.
  */
 import { assertNever } from './errors/assert-never';
 import type { TextData, ThinkingData, ToolCallData } from './schemas/chunk';

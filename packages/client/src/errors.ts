@@ -1,4 +1,4 @@
-import { type ChunklogErrorCode, errorCodeOfStatus } from '@chunklog/chunk-core';
+import { type DomainErrorCode, errorCodeOfStatus } from '@chunklog/chunk-core';
 
 /**
  * What went wrong, as the API's `code` says it (`not_found`, `conflict`, `invalid_input`,
@@ -6,7 +6,7 @@ import { type ChunklogErrorCode, errorCodeOfStatus } from '@chunklog/chunk-core'
  * `internal`, ...), or `network` when no answer came at all and `invalid_response` when the
  * answer could not be read.
  */
-export type ApiErrorCode = ChunklogErrorCode | 'network' | 'invalid_response' | (string & {});
+export type ApiErrorCode = DomainErrorCode | 'network' | 'invalid_response' | (string & {});
 
 /** Every failure the client reports: the API's error code and the HTTP status (0: no answer). */
 export class ChunklogError extends Error {

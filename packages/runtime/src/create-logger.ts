@@ -40,3 +40,14 @@ function logDestination(): DestinationStream {
 export function createLogger(settings: LoggerSettings, destination?: DestinationStream): Logger {
   return pino(loggerOptions(settings), destination ?? logDestination());
 }
+
+let shared: Logger | undefined;
+
+/**
+ * The logger of code that was given none (a bus built without one, say): made once per process,
+ * on first use, with the defaults above, so such code never opens a destination of its own.
+ */
+export function defaultLogger(): Logger {
+  shared ??= createLogger({});
+  return shared;
+}

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from './create-logger';
+import { createLogger, defaultLogger } from './create-logger';
 
 /** A logger writing into an array of parsed lines. */
 function capture(settings: Parameters<typeof createLogger>[0]) {
@@ -69,5 +69,13 @@ describe('createLogger', () => {
       msg: 'claimed',
     });
     expect(Object.keys(lines[0]!).filter((key) => key === 'service')).toHaveLength(1);
+  });
+});
+
+describe('defaultLogger', () => {
+  it('is one logger per process, made on first use with the default settings', () => {
+    const first = defaultLogger();
+    expect(defaultLogger()).toBe(first);
+    expect(first.level).toBe('info');
   });
 });

@@ -1,4 +1,4 @@
-export { createLogger, type LoggerSettings } from './create-logger';
+export { createLogger, defaultLogger, type LoggerSettings } from './create-logger';
 // The environment schemas and their parser, also `@chunklog/runtime/env` on their own.
 export {
   databaseEnv,

@@ -17,8 +17,8 @@ import { createSqlWebhookStore } from './webhooks/webhook-store';
 /**
  * The store over any SQL client: every adapter (node-postgres, PGlite) shares these statements,
  * so the adapters cannot drift apart. Each operation is one statement, hence one round trip
- * (acquireLease adds a second to read the tab back); the multi-step ones (append, clear, delete,
- * lease) run as plpgsql functions from the migrations. Appends go through the group commit.
+ * (readFromLatestCompaction takes two); the multi-step ones (append, clear, delete, lease) run
+ * as plpgsql functions from the migrations. Appends go through the group commit.
  */
 export function createSqlChunkStore(
   client: SqlClient,

@@ -1,9 +1,4 @@
-import {
-  ChunklogError,
-  ConflictError,
-  InvalidInputError,
-  NotFoundError,
-} from '@chunklog/chunk-core';
+import { ConflictError, DomainError, InvalidInputError, NotFoundError } from '@chunklog/chunk-core';
 
 /** SQLSTATE codes raised by the chunklog_* functions (drizzle/0000_baseline.sql). */
 const TAB_NOT_FOUND = 'CL404';
@@ -20,7 +15,7 @@ export function sqlState(error: unknown): string | undefined {
  * lost, server bug) is rethrown unchanged: it is a 5xx, not the caller's fault.
  */
 export function mapDatabaseError(error: unknown, subject: string): Error {
-  if (error instanceof ChunklogError) return error;
+  if (error instanceof DomainError) return error;
   const code = sqlState(error);
   const message = error instanceof Error ? error.message : String(error);
   if (code === undefined) return error instanceof Error ? error : new Error(message);

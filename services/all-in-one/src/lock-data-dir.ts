@@ -28,15 +28,10 @@ interface Claim {
 const heldByThisProcess = new Set<string>();
 
 /**
- * Claims DATA_DIR for this process. PGlite is one Postgres over plain files with no lock of its
- * own: two processes on one folder each see only their own writes and the last to write wins,
- * so a second `npm start` on the same folder must stop before it opens the database. The claim
- * is a file holding the pid (and, where /proc tells it, the process's start time, so a pid the
- * system gave to another process since is not mistaken for the claimant), put in place whole
- * and exclusively (a hard link), so no reader sees it half written. One left by a process that
- * no longer runs (a crash, SIGKILL, a container restart) is taken over, one process at a time
- * (a second file, chunklog.pid.takeover, held meanwhile): two processes starting at once on a
- * stale claim cannot each remove the other's fresh one.
+ * Claims DATA_DIR for this process: PGlite has no lock of its own, and two processes on one
+ * folder would each see only their own writes. The claim is a pid file (with the process's
+ * start time where /proc has it, against pid reuse) linked into place whole; one left by a dead
+ * process is taken over under a second file, so two starts on a stale claim cannot both win.
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   const folder = canonical(dataDir);

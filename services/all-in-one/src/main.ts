@@ -1,11 +1,7 @@
 /**
- * `npm start`: chunklog in one process on embedded defaults (PGlite, in-process bus, the
- * simulator as the model unless ANTHROPIC_API_KEY is set), bound to 127.0.0.1.
- *
- * Only Node's compile cache and PGlite's thread here (the cache: Node ≥ 22.1; a no-op on older
- * releases): the rest is imported after them, so a start after the first reuses the code V8
- * compiled for the bundle instead of compiling it again. Node keeps the cache in its own folder (NODE_COMPILE_CACHE, or
- * node-compile-cache in the temporary folder); NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+ * `npm start`: chunklog in one process on embedded defaults, bound to 127.0.0.1. Only Node's
+ * compile cache and PGlite's thread start here; the rest is imported after them, so a later
+ * start reuses the code V8 compiled (NODE_DISABLE_COMPILE_CACHE=1 turns the cache off).
  */
 import nodeModule from 'node:module';
 import v8 from 'node:v8';
@@ -13,13 +9,9 @@ import v8 from 'node:v8';
 const compileCache = nodeModule as { enableCompileCache?: () => unknown };
 compileCache.enableCompileCache?.();
 
-// PGlite's Postgres is 9 MB of WebAssembly. V8 runs a function in its baseline compiler first and
-// recompiles it with its optimizing compiler once it has run enough (the tiering budget): at
-// the default budget (13,000,000 on Node.js 24) the first statements already send hundreds of
-// functions to be recompiled, on a background thread that then takes a whole core from the
-// start-up (about 180 ms of CPU before /readyz). Ten times the budget leaves that work to the
-// functions that stay hot after the start; statements run as fast once it has settled. Set before
-// the thread compiles the module; the process runs no other WebAssembly.
+// At V8's default tiering budget PGlite's first statements send hundreds of WebAssembly
+// functions to the optimizing compiler, whose thread takes a core from the start-up; ten times
+// the budget leaves that to the functions that stay hot. The process runs no other WebAssembly.
 v8.setFlagsFromString('--wasm-tiering-budget=130000000');
 
 // PGlite's thread next: it loads PGlite and compiles its WebAssembly on another core while this

@@ -23,11 +23,9 @@ export interface DataDirOpen {
 }
 
 /**
- * The first thing `npm start` does once it has its configuration: locks DATA_DIR and sends the
- * open to PGlite's thread, without waiting, so PGlite opens while this thread loads the rest of
- * the product. It loads little for that reason (no store, logger or services). Throws only when
- * the config may not start at all (no API keys beyond loopback), or the folder cannot be made
- * or is locked by another process.
+ * Locks DATA_DIR and sends PGlite's thread the open without waiting, so the database opens
+ * while this thread loads the rest (hence so few imports here). Throws when the config may not
+ * start, or the folder cannot be made or is locked by another process.
  */
 export function openDataDir(
   config: AllInOneConfig,

@@ -6,12 +6,8 @@ import { openDataDir } from './open-data-dir';
 import { StartTimeline } from './start-timeline';
 
 /**
- * The all-in-one process (main.ts imports it): reads the environment, starts every service,
- * prints where it runs and serves until SIGINT or SIGTERM.
- *
- * Its own imports are what it takes to send PGlite the open (the configuration, DATA_DIR's lock):
- * the database opens on its thread while this one loads the rest (the logger, the store, the
- * services), imported below once the open is sent.
+ * The all-in-one process: reads the environment, starts every service and serves until SIGINT
+ * or SIGTERM. It sends PGlite the open first, and loads the rest while the database opens.
  */
 export async function runAllInOne(options: { pglite?: PgliteThread } = {}): Promise<void> {
   const timeline = new StartTimeline();

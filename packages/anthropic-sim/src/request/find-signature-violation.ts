@@ -1,7 +1,7 @@
-import type { RequestViolation } from '@chunklog/chunk-core';
 import type { CompactionSignatureRefusal, CompactionSigner } from '../signing/compaction-signer';
 import type { ThinkingSigner } from '../signing/thinking-signer';
 import type { CountTokensRequest } from './messages-request';
+import type { RequestViolation } from './validate-request';
 
 const compactionMessages: Record<CompactionSignatureRefusal, string> = {
   compaction_signature_invalid: "The `compaction` block's `signature` does not verify.",

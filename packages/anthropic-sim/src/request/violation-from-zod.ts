@@ -1,5 +1,5 @@
-import type { RequestViolation } from '@chunklog/chunk-core';
 import type { z } from 'zod';
+import type { RequestViolation } from './validate-request';
 
 /** The first zod issue as the API words shape errors: `messages.0.content: Field required`. */
 export function violationFromZod(error: z.ZodError): RequestViolation {

@@ -1,4 +1,4 @@
-import { ChunklogError } from '@chunklog/chunk-core';
+import { DomainError } from '@chunklog/chunk-core';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import {
   ClosedConnectionError,
@@ -15,7 +15,7 @@ import { BusUnavailableError, NoRespondersError, RequestTimeoutError } from '../
  * else pass through.
  */
 export function toBusError(error: unknown, doing: string): unknown {
-  if (error instanceof ChunklogError) return error;
+  if (error instanceof DomainError) return error;
   if (
     error instanceof ClosedConnectionError ||
     error instanceof DrainingConnectionError ||

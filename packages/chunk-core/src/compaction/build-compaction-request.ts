@@ -13,14 +13,10 @@ import {
 import type { WireRequest } from '../wire/wire-types';
 
 /**
- * Where a compaction of `chunks` (a tab's log in seq order, or its tail from the latest
- * compaction on) may cut: the seq of the last chunk it can summarize, or undefined when there
- * is nothing new to summarize.
- *
- * The cut never splits a step: a step that may still be written (its content is last, or a tool
- * call of it has no result yet) stays after the cut, whole, so its tool calls and results, and
- * its signed thinking and text, end up on the same side. The request up to the cut then ends
- * with a user message, as the API requires of a compaction request.
+ * Where a compaction of `chunks` may cut: the seq of the last chunk it can summarize, or
+ * undefined when there is nothing new. The cut never splits a step (one still being written
+ * stays after it, whole), so calls and results stay together and the request ends with a user
+ * message, as the API requires.
  */
 export function findCompactionCut(chunks: readonly FoldableChunk[]): number | undefined {
   let summarized = 0;

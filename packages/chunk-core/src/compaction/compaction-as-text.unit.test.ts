@@ -1,7 +1,7 @@
+import { validateRequest } from '@chunklog/anthropic-sim';
 import { describe, expect, it } from 'vitest';
 import { buildRequest } from '../wire/build-request';
 import type { FoldableChunk } from '../wire/message-fold';
-import { validateRequest } from '../wire/validate-request';
 import { buildCompactionRequest } from './build-compaction-request';
 import { compactionAsText, SUMMARY_TEXT_PREFIX } from './compaction-as-text';
 

@@ -1,10 +1,7 @@
 /**
- * Native compaction (Messages API beta `compact-2026-09-04`): a request with
- * `compaction: { type: 'summarize' }` answers one signed `compaction` block, which later
- * requests send back verbatim as the first block of `messages`, in place of the messages it
- * summarizes. In the log the block is a chunk of its own (`type: 'compaction'`), stored as
- * returned together with the seq of the last chunk it summarizes; the wire builder starts from
- * the latest one (see `MessageFold`).
+ * Native compaction (beta `compact-2026-09-04`): the API answers one signed `compaction` block
+ * that later requests send back verbatim first; in the log it is a chunk of its own, with the
+ * seq of the last chunk it summarizes (packages/chunk-core/README.md, "Compaction").
  */
 import { z } from 'zod';
 

@@ -1,3 +1,4 @@
+import { validateRequest } from '@chunklog/anthropic-sim';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Chunk } from '../schemas/chunk';
@@ -12,7 +13,6 @@ import {
 } from '../testing';
 import { buildRequest, type RequestOptions, stripCacheControl } from '../wire/build-request';
 import { buildMessages, MessageFold } from '../wire/message-fold';
-import { validateRequest } from '../wire/validate-request';
 import { buildCompactionRequest, findCompactionCut } from './build-compaction-request';
 import { type CompactionBlock, compactionDataFromResponse } from './compaction';
 

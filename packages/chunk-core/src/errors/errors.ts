@@ -32,10 +32,10 @@ const codeByStatus = new Map(
 );
 
 /**
- * The codes the domain raises as `ChunklogError` (the others are the HTTP layer's own), which
+ * The codes the domain raises as `DomainError` (the others are the HTTP layer's own), which
  * also cross the bus from a handler to its requester.
  */
-export const chunklogErrorCodes = [
+export const domainErrorCodes = [
   'not_found',
   'conflict',
   'invalid_input',
@@ -46,22 +46,25 @@ export const chunklogErrorCodes = [
 ] as const satisfies readonly ApiErrorCode[];
 
 /** Error codes every layer shares. */
-export type ChunklogErrorCode = (typeof chunklogErrorCodes)[number];
+export type DomainErrorCode = (typeof domainErrorCodes)[number];
 
-/** Base class of chunklog's named errors. */
-export class ChunklogError extends Error {
+/**
+ * Base class of the services' named errors, by a code of the table above (the client reports
+ * failures with its own ChunklogError, built from the same table).
+ */
+export class DomainError extends Error {
   constructor(
-    readonly code: ChunklogErrorCode,
+    readonly code: DomainErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'ChunklogError';
+    this.name = 'DomainError';
   }
 }
 
 /** The thing asked for does not exist (or belongs to another tenant). */
-export class NotFoundError extends ChunklogError {
+export class NotFoundError extends DomainError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('not_found', message, options);
     this.name = 'NotFoundError';
@@ -69,7 +72,7 @@ export class NotFoundError extends ChunklogError {
 }
 
 /** The request clashes with the current state (stale expected seq, turn running, ...). */
-export class ConflictError extends ChunklogError {
+export class ConflictError extends DomainError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('conflict', message, options);
     this.name = 'ConflictError';
@@ -77,7 +80,7 @@ export class ConflictError extends ChunklogError {
 }
 
 /** The input is malformed, too large or of the wrong type; nothing was written. */
-export class InvalidInputError extends ChunklogError {
+export class InvalidInputError extends DomainError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('invalid_input', message, options);
     this.name = 'InvalidInputError';
@@ -85,7 +88,7 @@ export class InvalidInputError extends ChunklogError {
 }
 
 /** An idempotency key sent again with another request body; nothing was done. */
-export class IdempotencyKeyReusedError extends ChunklogError {
+export class IdempotencyKeyReusedError extends DomainError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('idempotency_key_reused', message, options);
     this.name = 'IdempotencyKeyReusedError';

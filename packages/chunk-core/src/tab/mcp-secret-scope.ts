@@ -1,17 +1,8 @@
 /**
- * Which tenants' tabs may use an MCP secret, and on which servers. A tab's MCP server names
- * secrets (`{ "secret": "MCP_SECRET_DOCS_TOKEN" }`) that the worker reads from its environment
- * and sends to the server; beside each secret the deployment sets its scope:
- *
- * - `<secret>_TENANTS`: the tenants (their names, as in API_KEYS) whose tabs may name it,
- *   comma-separated, or `*` for every tenant. Without it, the secret is for no tenant of a
- *   deployment with auth (API keys); a deployment without auth (the all-in-one without
- *   API_KEYS) passes its one tenant as `unlistedSecretsTenant`, which may use it, so such a
- *   deployment needs no list.
- * - `<secret>_ORIGINS` (optional): the server origins (`https://mcp.example.com`) it may be sent
- *   to, comma-separated; without it, any server the tab names on a host MCP_TAB_HOSTS allows.
- *
- * The deployment's own servers (MCP_SERVERS) are not scoped: the operator wrote them.
+ * Which tenants' tabs may use an MCP secret (`<secret>_TENANTS`: names or `*`; none under auth
+ * when unset), and on which server origins (`<secret>_ORIGINS`, optional), so a tenant cannot
+ * have the worker send another's credential to a server it picks. The deployment's own servers
+ * (MCP_SERVERS) are not scoped: the operator wrote them.
  */
 export const SECRET_TENANTS_SUFFIX = '_TENANTS';
 export const SECRET_ORIGINS_SUFFIX = '_ORIGINS';

@@ -1,7 +1,7 @@
+import { validateRequest } from '@chunklog/anthropic-sim';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildRequest } from '../wire/build-request';
-import { validateRequest } from '../wire/validate-request';
 import { MAX_OUTPUT_TOKENS, TabConfigSchema } from './tab';
 import { tabRequestOptions } from './tab-request-options';
 

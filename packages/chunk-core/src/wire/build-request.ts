@@ -1,17 +1,11 @@
 /**
- * The full Messages request for a tab's next step: tools, system, thinking and the folded
- * messages, with prompt-cache breakpoints.
- *
- * Breakpoints (at most 4): the last tool, the system prompt, and a rolling pair on the last block
- * of the last two user messages. The last user message is where this request writes the cache;
- * the one before it is where the previous request wrote it, so each request reads the whole
- * earlier prefix and the cached prefix grows step after step and turn after turn. Markers are
- * added to copies of the blocks as their last key, so removing `cache_control` from a request
- * gives back the unmarked messages byte for byte (see `stripCacheControl`).
+ * The full Messages request for a tab's next step, with prompt-cache breakpoints on the last
+ * tool, the system prompt and the last two user messages: the previous request wrote the cache
+ * at the older one, so each request reads the whole earlier prefix. Markers go on copies of the
+ * blocks, as their last key, so stripping `cache_control` gives back the messages byte for byte.
  */
 import { InvalidInputError } from '../errors/errors';
 import { buildMessages, type FoldableChunk, isCompactionMessage } from './message-fold';
-import { TOOL_NAME_PATTERN } from './validate-request';
 import type {
   WireCacheControl,
   WireContentBlock,
@@ -35,6 +29,9 @@ export type RequestOptions = {
   maxChunkBytes?: number;
 };
 
+/** Pattern every tool name must match (the Messages API's rule). */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
 /** The marker chunklog puts on each breakpoint. */
 export const CACHE_BREAKPOINT: WireCacheControl = { type: 'ephemeral' };
 
@@ -48,13 +45,10 @@ export function buildRequest(
 }
 
 /**
- * Builds a request around already folded messages (from `buildMessages` or a `MessageFold` kept
- * across steps). Throws `InvalidInputError` for options the API would reject whatever the log.
- *
- * With thinking requested, the API demands that the assistant message answered by the final tool
- * results (or a final assistant prefill) starts with a thinking block. A log can break that
- * (thinking switched on mid-turn, thinking cut off); then thinking is left off for this request
- * rather than sending one the API rejects.
+ * Builds a request around already folded messages. Throws `InvalidInputError` for options the
+ * API would reject whatever the log. Thinking is left off a request whose last assistant
+ * message does not start with a thinking block (switched on mid-turn, or cut): the API would
+ * reject it.
  */
 export function assembleRequest(
   messages: readonly WireMessage[],

@@ -1,3 +1,4 @@
+import { validateRequest } from '@chunklog/anthropic-sim';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../errors/errors';
@@ -10,7 +11,6 @@ import {
   stripCacheControl,
 } from './build-request';
 import { buildMessages, MessageFold } from './message-fold';
-import { validateRequest } from './validate-request';
 import type { WireRequest, WireTool } from './wire-types';
 
 const tools: WireTool[] = [

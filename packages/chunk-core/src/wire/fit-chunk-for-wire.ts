@@ -32,12 +32,9 @@ function cutText(text: string, maxBytes: number, what: string, seq: number | und
 }
 
 /**
- * The chunk as the model should see it when one chunk may take at most `maxChunkBytes` (UTF-8
- * bytes of its text, tool result or tool input JSON). A chunk within the budget is returned as
- * it is. Texts and tool results are cut with a note; a tool call's input is replaced by an object
- * holding the note; signed or redacted thinking cannot be cut (its signature covers every byte),
- * so an oversized one is left out, as the API allows for thinking. Compaction blocks are never
- * cut; system and error chunks are not sent.
+ * The chunk as the model should see it when one chunk may take at most `maxChunkBytes` (UTF-8).
+ * Texts and tool results are cut with a note, a tool call's input becomes the note; signed
+ * thinking cannot be cut (the signature covers every byte), so an oversized one is left out.
  */
 export function fitChunkForWire<Chunk extends FoldableChunk>(
   chunk: Chunk,

@@ -1,8 +1,8 @@
+import { validateRequest } from '@chunklog/anthropic-sim';
 import { describe, expect, it } from 'vitest';
 import { ChunkLogWriter } from '../testing';
 import { buildRequest } from './build-request';
 import { fitChunkForWire } from './fit-chunk-for-wire';
-import { validateRequest } from './validate-request';
 
 const bytes = (text: string) => new TextEncoder().encode(text).length;
 

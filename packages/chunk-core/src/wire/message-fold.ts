@@ -1,33 +1,11 @@
 /**
- * The wire builder's core: folds a tab's chunks, in seq order, into Anthropic request messages
- * (docs/architecture.md, "The wire builder and prompt caching"), one chunk at a time so that a
- * worker can keep the fold of its log and add only each step's new chunks.
- *
- * Shape: per step one assistant message (thinking, text, tool_use in seq order), then one user
- * message holding that step's tool_result blocks first and any user text (interrupts, the next
- * turn's message) after them. `system` and `error` chunks are display-only and skipped, but an
- * error that ends a turn before the model answered its user texts leaves those texts out.
- *
- * Cache stability: a message, once a later chunk started the next one, is never rebuilt; only the
- * last message (the step still being written) can change as chunks arrive. Every decision below
- * depends on the chunks before the decision point only, so `buildMessages(log)` and
- * `buildMessages(log.concat(more))` agree byte for byte on every message but the former's last.
- *
- * Totality: any log (cut by cancel or crash, out of order, duplicated ids) folds into messages
- * that pass `validateRequest`:
- * - empty or whitespace-only texts are dropped; thinking without a signature is dropped, and so is
- *   thinking after another block or at the end of an assistant message (the API rejects both);
- * - tool_use ids are made to match `^[a-zA-Z0-9_-]+$` and unique, and results follow their call;
- * - a tool_use left without a result gets a synthesized error result; a result that answers no
- *   call of the previous assistant message is dropped;
- * - the messages start with a user message (a placeholder when the log does not), or with the
- *   latest compaction's block.
- *
- * Compaction: a `compaction` chunk starts the fold over. The messages become its block (alone in
- * an assistant message, first, as the API requires), then the chunks above its `throughSeq`,
- * folded again, including those appended while the compaction ran. Everything folded after a
- * compaction depends only on the block and the chunks after its cut, so appending keeps the
- * earlier bytes stable again from there on.
+ * The wire builder's core: folds a tab's chunks, in seq order, into Anthropic request messages,
+ * one chunk at a time, so a worker keeps the fold and adds only each step's new chunks. Two
+ * rules hold for any log (docs/architecture.md, "The wire builder and prompt caching"): a
+ * message is never rebuilt once a later chunk started the next one, and every decision depends
+ * only on the chunks before it, so requests stay byte-stable as the log grows; and the result
+ * always passes the API's request checks. A `compaction` chunk starts the fold over from its
+ * block.
  */
 
 import type { CompactionBlock } from '../compaction/compaction';
@@ -276,12 +254,9 @@ export class MessageFold {
   }
 
   /**
-   * A turn that ended in an error with its user texts still unanswered (no model output after
-   * them: they are in the open user message) takes them out of every later request: a message
-   * that made the model fail would otherwise be sent again with each new one, and fail it too.
-   * A short note (`LEFT_OUT_MESSAGE_TEXT`) stands in their place. They stay in the log; a client
-   * sends the text again to retry it. Only the open message changes, so every request built
-   * before keeps its bytes.
+   * A turn that ended in an error with its user texts unanswered takes them out of every later
+   * request (behind `LEFT_OUT_MESSAGE_TEXT`): a message that made the model fail would fail each
+   * new one too. Only the open message changes, so earlier requests keep their bytes.
    */
   private leaveOutUnansweredTexts(turnId: string): void {
     const draft = this.draft;

@@ -1,3 +1,4 @@
+import { validateRequest } from '@chunklog/anthropic-sim';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Chunk } from '../schemas/chunk';
@@ -15,7 +16,6 @@ import {
   MISSING_TOOL_RESULT_TEXT,
   PLACEHOLDER_USER_TEXT,
 } from './message-fold';
-import { validateRequest } from './validate-request';
 import type { WireMessage } from './wire-types';
 
 const serialize = (messages: WireMessage[]) => messages.map((message) => JSON.stringify(message));

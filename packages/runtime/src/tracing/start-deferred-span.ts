@@ -56,12 +56,9 @@ export function drainDeferredSpans(): void {
 }
 
 /**
- * Measures a span's interval now and records the span later: `end` queues it, and the queue is
- * turned into spans (with the measured start and end times) once the current I/O callbacks
- * are done. For short synchronous work on a latency path, such as relaying an event to the
- * streams that wait for it, whose writes then leave before any span bookkeeping runs. The span
- * cannot be a parent (it is not active while the work runs). Costs nothing with tracing off or
- * in a trace that is not sampled.
+ * Measures a span's interval now and records it once the current I/O callbacks are done, so
+ * short work on a latency path (relaying a seal) sends its writes before any span bookkeeping.
+ * The span cannot be a parent; it costs nothing with tracing off or unsampled.
  */
 export function startDeferredSpan(name: string, options: DeferredSpanOptions = {}): DeferredSpan {
   if (!tracingActive()) return IGNORED;

@@ -7,13 +7,9 @@ export type TracingRequest =
   | { enabled: true; protocol: OtlpProtocol };
 
 /**
- * Reads the OpenTelemetry variables that decide whether spans are exported at all. Tracing is
- * on with an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`)
- * or `OTEL_TRACES_EXPORTER=otlp` (the SDK's default endpoint, http://localhost:4318), and off
- * otherwise, with `OTEL_SDK_DISABLED=true`, or with `OTEL_TRACES_EXPORTER=none`. The encoding is
- * `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` (the
- * specification's default) or `http/json`; `grpc` is not supported (tracing stays off and says
- * so). The exporter's other variables, the sampler, batch and resource ones are read by the SDK.
+ * Reads the OpenTelemetry variables that decide whether spans are exported at all (the rules
+ * are in docs/configuration.md); `grpc` is not supported, so tracing then stays off and says
+ * so. The SDK reads the exporter's other variables, the sampler, batch and resource ones itself.
  */
 export function readTracingRequest(env: NodeJS.ProcessEnv): TracingRequest {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') {

@@ -98,33 +98,29 @@ interface LeaseRow extends Record<string, unknown> {
   turn_cancel_generation: BigintValue | null;
 }
 
-/** The lease columns live on the tab row; acquireLease reads the tab back. */
+/** The lease columns live on the tab row; acquireLease returns that row as it stands after. */
 export function createSqlLeaseStore(run: RunStatement): LeaseStore {
   return {
     async acquireLease(tabId, input) {
       const id = requireTabId(tabId);
       const { owner, turnId, leaseMs } = parse(LeaseInputSchema, input, 'lease');
-      const rows = await run<{
-        acquired: boolean;
-        taken_over: boolean;
-        previous_turn_id: string | null;
-        previous_owner: string | null;
-      }>('acquire lease', 'SELECT * FROM chunklog_acquire_lease($1, $2, $3, $4)', [
-        id,
-        owner,
-        turnId,
-        leaseMs,
-      ]);
+      const rows = await run<
+        TabRow & {
+          acquired: boolean;
+          taken_over: boolean;
+          previous_turn_id: string | null;
+          previous_owner: string | null;
+        }
+      >(
+        'acquire lease',
+        `SELECT l.acquired, l.taken_over, l.previous_turn_id, l.previous_owner, ${tabColumns}
+         FROM chunklog_acquire_lease($1, $2, $3, $4) l, LATERAL (SELECT (l.tab).*) t`,
+        [id, owner, turnId, leaseMs],
+      );
       const result = rows[0];
       if (result === undefined) throw new NotFoundError(`tab ${id} not found`);
-      const [row] = await run<TabRow>(
-        'read leased tab',
-        `SELECT ${tabColumns} FROM tabs t WHERE t.id = $1`,
-        [id],
-      );
-      if (row === undefined) throw new NotFoundError(`tab ${id} not found`);
-      const tab = tabFromRow(row);
-      const waiting = row.waiting === null ? null : TabWaitingSchema.parse(row.waiting);
+      const tab = tabFromRow(result);
+      const waiting = result.waiting === null ? null : TabWaitingSchema.parse(result.waiting);
       const takenOver =
         result.taken_over && result.previous_turn_id !== null && result.previous_owner !== null
           ? { turnId: result.previous_turn_id, owner: result.previous_owner }

@@ -79,12 +79,9 @@ function storedChunk(chunk: NewChunk, row: BatchRow): Chunk {
 }
 
 /**
- * Errors the database raised about the batch's statement itself, after which the batch is known
- * to have written nothing and its appends are made one by one, each getting its own answer: a
- * chunk id inserted by a concurrent append to another tab between the batch's check and its
- * insert (unique violation), a deadlock through such a wait, or one append's data refused by the
- * database (data exceptions, constraint violations, chunklog's own codes). A lost connection or
- * a server fault is none of these: the whole batch fails with it.
+ * Errors about the batch's statement itself (a unique violation or deadlock from a concurrent
+ * append, one append's data refused), after which the batch wrote nothing and its appends are
+ * made one by one, each with its own answer. A lost connection fails the whole batch.
  */
 function oneByOneAfter(code: string | undefined): boolean {
   return code !== undefined && /^(22|23|40|CL)/.test(code);

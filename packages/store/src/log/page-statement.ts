@@ -7,13 +7,10 @@ export type PageRange =
   | { kind: 'after'; seq: number };
 
 /**
- * The one statement behind a page: the tab's total and up to `fetch` chunks, read in the same
- * snapshot. Chunks leave a tab only all at once (clear, delete), so its seqs run gap-free from
- * the lowest stored to the highest stored: total is their difference plus one, two index
- * probes whatever the tab's size, never a count. The lateral subquery is a range scan of the
- * (tab_id, seq) index, backwards from the tail or from `before`, forwards from `after`, so its
- * cost does not depend on how deep in the tab the page lies and no sort over the tab is ever
- * needed. Parameters: $1 tab id, $2 rows to fetch, $3 the bound seq (absent for the tail).
+ * The one statement behind a page: the tab's total and up to `fetch` chunks in one snapshot.
+ * Seqs are gap-free between the lowest and highest stored, so total is two index probes, never
+ * a count; the chunks are a range scan of (tab_id, seq), so a page costs the same at any depth.
+ * Parameters: $1 tab id, $2 rows to fetch, $3 the bound seq (absent for the tail).
  */
 export function pageStatement(
   tabId: string,

@@ -14,12 +14,10 @@ export interface BatchLimits {
 }
 
 /**
- * The next batch from the waiting appends, in call order: every one that fits the limits and
- * whose tab is not in a batch still in flight, and none of whose chunk ids is already in the
- * batch (the same chunk appended twice is answered by a later batch as a replay). Once an
- * append is left waiting, every later one of its tab waits too, so a tab's appends run in the
- * order they were called. The first eligible append is taken whatever its size (one append
- * alone is always allowed).
+ * The next batch from the waiting appends, in call order: those that fit the limits, whose tab
+ * has no batch in flight and whose chunk ids are not in the batch yet. An append left waiting
+ * holds back every later one of its tab, so a tab's appends run in call order; the first one
+ * is taken whatever its size.
  */
 export function takeBatch<Item extends BatchCandidate>(
   waiting: readonly Item[],

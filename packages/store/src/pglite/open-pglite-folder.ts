@@ -26,13 +26,9 @@ export interface PgliteFolderOptions {
 }
 
 /**
- * PGlite's shared memory, which it zeroes at every open: on a machine where touching fresh memory
- * is slow (about 4 ms per MB on a small VM) that is a large part of the open. Postgres's defaults
- * are sized for a server: a 128MB buffer pool, and lock and process tables for 100 connections.
- * One embedded connection over a local chat log needs far less (SQLite's page cache is 2MB); a
- * page outside the pool is one read from the operating system's file cache. Four connections
- * keep room for Postgres's three reserved ones; the lock table still holds 64 locks per
- * backend slot, far more than a migration takes. 8MB of shared memory in all, not 24MB.
+ * PGlite zeroes its shared memory at every open, slow on a small VM; Postgres's defaults (a
+ * 128MB pool, tables for 100 connections) are for a server, and one embedded connection needs
+ * far less. Four connections leave room for Postgres's three reserved ones: 8MB in all.
  */
 const settings = { shared_buffers: '4MB', max_connections: '4' };
 

@@ -2,15 +2,10 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /**
- * PGlite on a thread of its own. PGlite is Postgres compiled to WebAssembly: opening a folder
- * runs Postgres's start-up and its first queries load the catalog, hundreds of milliseconds of
- * CPU. On the process's main thread that time adds to everything else a start does (loading the
- * services' modules, building them); on its own thread it runs beside them on another core, and
- * later queries do not stall the event loop that serves HTTP and streams.
- *
- * The thread runs one PGlite and answers messages: open, a statement (its rows or its error), a
- * list of statements in one transaction (migrations), close. PGlite runs one query at a time and
- * queues the rest in the order they came, as it does in process.
+ * PGlite on a thread of its own: its open (Postgres's start-up in WebAssembly, hundreds of ms of
+ * CPU) runs beside the start on another core, and later queries never stall the event loop that
+ * serves HTTP. The thread answers open, a statement, a transaction of statements, and close,
+ * one at a time in the order they came, as PGlite does in process.
  */
 export interface PgliteThread {
   /**

@@ -147,12 +147,9 @@ export function createClaimer(deps: {
   }
 
   /**
-   * A running turn whose lease is this worker's although this worker does not hold the tab (the
-   * caller checked) is a turn it lost: its run ended without releasing the lease (the store was
-   * unreachable, or the worker restarted under the same id). Renewing the lease makes sure it is
-   * still this worker's; then the turn is taken up as a takeover from itself, continued from the
-   * log. Without this, acquiring its own lease would look like a fresh lease on an idle tab, and
-   * the turn would never get its turn-done. False when the lease is not this worker's.
+   * A running turn whose lease is this worker's while it does not hold the tab is a turn it lost
+   * (its run could not release, or the worker restarted under the same id): renewed, it is taken
+   * up as a takeover from itself, so it still gets its turn-done. False when the lease is not ours.
    */
   async function reclaimLostTurn(tabId: string, turnId: string): Promise<boolean> {
     const lease = await store.getLease(tabId);

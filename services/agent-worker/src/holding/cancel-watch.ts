@@ -1,10 +1,7 @@
 /**
- * Decides when a held tab's turn is cancelled. A cancel raises the tab's cancel generation in
- * Postgres; every message is stamped with the generation it was accepted under, and a turn runs
- * under its opening message's stamp. A turn is cancelled once a generation above its own is
- * heard of, however: the gateway's NATS publish (the fast path), the store (read before every
- * model call), or a waiting message whose stamp is higher (it can only be, after a cancel).
- * Cancels heard before the turn's generation is known (while the log loads) are kept until it is.
+ * Decides when a held tab's turn is cancelled: once a cancel generation above the turn's own is
+ * heard of, from NATS (fast), the store (read before every model call) or a waiting message's
+ * stamp. Cancels heard before the turn's generation is known are kept until it is.
  */
 export class CancelWatch {
   private readonly controller = new AbortController();

@@ -52,13 +52,11 @@ export interface TabHolder {
    */
   heldTab(tabId: string): HeldTab;
   /**
-   * Runs `body` while holding the tab: renews the lease, answers snapshots, obeys cancel, hears
-   * interrupting messages; then releases the lease and publishes turn-done. Called right after
-   * the lease is acquired: renewal starts before the log loads, so a long log never lets the
-   * lease lapse into a takeover. Every store call of the held tab goes through `held`, whose
-   * calls wait out a store outage for as long as the lease may still be this worker's, so an
-   * outage delays a turn but does not end it. Returns null when another worker took the tab; throws StaleWriterError
-   * when a stale writer appended while the lease is still ours (the caller re-reads and repairs).
+   * Runs `body` while holding the tab: renews the lease (from before the log loads, so a long log
+   * never lets it lapse), answers snapshots, obeys cancel, hears interrupts; then releases the
+   * lease and publishes turn-done. Store calls go through `held`, which waits out an outage while
+   * the lease may still be ours. Null when another worker took the tab; StaleWriterError when a
+   * stale writer appended while the lease is still ours (the caller re-reads and repairs).
    */
   hold(
     held: HeldTab,

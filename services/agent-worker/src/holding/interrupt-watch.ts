@@ -12,13 +12,9 @@ export function wasInterrupted(signal: AbortSignal): boolean {
 }
 
 /**
- * Decides when a held tab's running step is cut by a new `interrupt` message. The worker that
- * stores such a message in the inbox publishes a notice (`interruptSubject`); the holder hears it
- * here. A step (its model call and its tools) runs under `beginStep()`'s signal, which a notice
- * heard while the step runs aborts at once. A notice heard while no step runs (the log loading,
- * the inbox being drained, a compaction) is not lost: it stays pending until an inbox read that
- * began after it has taken its message in, and the turn drains the inbox before its next model
- * call while one is pending.
+ * Decides when a held tab's running step is cut by a new `interrupt` message. A notice heard
+ * while a step runs aborts `beginStep()`'s signal at once; one heard between steps stays pending
+ * until an inbox read begun after it took its message in, so no notice is lost.
  */
 export class InterruptWatch {
   private heard = 0;

@@ -18,12 +18,9 @@ import type { MessagesBeingStored } from './messages-being-stored';
 class StoppingError extends Error {}
 
 /**
- * Handles one item of the durable intake queue: stores the message in its tab's inbox, acks
- * the item only once the message is durable in Postgres (from then on the inbox and the sweep
- * own it), and claims the tab. While the store is unreachable the item is held, kept from
- * redelivery, and stored once the store answers, however long that takes: the consumer's few
- * slots are then all waiting, so the worker pulls nothing more. Only a message the store
- * refuses is ever dropped.
+ * Handles one intake item: stores the message in its tab's inbox, acks it only once it is
+ * durable in Postgres, and claims the tab. While the store is unreachable the item is held (not
+ * redelivered) until it answers; only a message the store refuses is dropped.
  */
 export function createIntake(deps: {
   store: Pick<InboxStore, 'inboxPut'>;

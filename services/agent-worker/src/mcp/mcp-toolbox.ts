@@ -58,21 +58,15 @@ export interface McpTab {
 }
 
 /**
- * The worker's MCP connections, each one session: for every server a tab uses (the
- * deployment's, and a tab's own named alike), one per tenant, shared by that tenant's tabs and
- * never across tenants, so a stateful server never sees one tenant's session used for
- * another's tab. Besides those, each deployment server has a session of the worker's own,
- * opened at start and never closed for idleness: its listing describes the server's tools
- * until a tenant's session is listed, and it serves a tab whose tenant is unknown.
+ * The worker's MCP sessions: one per tenant and server, never shared across tenants (a stateful
+ * server must not see one tenant's session used for another's tab), plus, per deployment
+ * server, one of the worker's own whose listing describes its tools until a tenant's is listed.
  */
 export interface McpToolbox {
   /**
-   * The tool sets of the servers a tab uses, in a fixed order: the deployment's, then the tab's
-   * (a tab's server of the same name as a deployment server replaces it for that tab). Each is
-   * the server's last listing (empty before the first): synchronous, for `/context`. A tab's
-   * server naming a secret its tenant may not use is never connected to: its tool set offers
-   * nothing and answers every call with the reason. A deployment server's tool set is the
-   * tenant's session's once prepare opened it, else the worker's own listing (for describing).
+   * The tool sets of the servers a tab uses: the deployment's, then the tab's (same name
+   * replaces), each its server's last listing, synchronously, for `/context`. A server naming a
+   * secret out of the tenant's scope is never connected to: its calls answer with the reason.
    */
   toolSets(tab: McpTab): ToolSet[];
   /**

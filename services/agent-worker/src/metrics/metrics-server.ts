@@ -18,11 +18,9 @@ export interface ConnectionHealth {
 }
 
 /**
- * Serves `GET /metrics` (Prometheus text of `registry`), `GET /healthz` and `GET /readyz` with
- * node:http: the worker has no other HTTP surface, so a framework would be weight without
- * purpose. With `health`, both name the state of the store and the bus and answer 503 while
- * either is unreachable: a container health check sees a worker that cannot work, while the
- * worker itself waits the outage out (restarting it would not help).
+ * Serves `/metrics`, `/healthz` and `/readyz` with node:http (the worker has no other HTTP
+ * surface). With `health`, both answer 503 while the store or the bus is unreachable, so a
+ * health check sees a worker that cannot work while it waits the outage out.
  */
 export async function serveWorkerMetrics(options: {
   registry: Registry;

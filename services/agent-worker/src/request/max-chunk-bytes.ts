@@ -5,11 +5,9 @@ const CHUNK_WINDOW_SHARE = 0.25;
 const BYTES_PER_TOKEN = 4;
 
 /**
- * The most UTF-8 bytes one chunk may take on the wire for a model with this context window: a
- * quarter of the window. A larger chunk (a tool that returned a whole file) would leave no room
- * for the rest of the conversation, and since it sits after any compaction's cut, no compaction
- * could bring the request back under the window. chunk-core cuts it in the wire view with a note
- * (`fitChunkForWire`); the log keeps it whole.
+ * The most UTF-8 bytes one chunk may take on the wire: a quarter of the context window. A larger
+ * chunk sits after any compaction's cut, so no compaction could bring the request back under
+ * the window; the wire view cuts it with a note, the log keeps it whole.
  */
 export function maxChunkBytes(contextWindowTokens: number): number {
   return Math.floor(contextWindowTokens * CHUNK_WINDOW_SHARE * BYTES_PER_TOKEN);

@@ -4,11 +4,9 @@ import { combineToolSets } from './combine-tool-sets';
 import type { ToolSet } from './tool-registry';
 
 /**
- * The tools of a tab's turn, what its requests offer and what it runs: the worker's own, then
- * (with `mcp`) the tab's MCP servers' as its tenant sees them, less the names withheld from the
- * turn (`exclude`: the subagent's own `task`). A withheld tool is neither described nor run: a
- * model that calls it anyway gets the error result of an unknown tool. The turn loop and the
- * worker's `/context` options both build their tools here.
+ * The tools of a tab's turn, offered and run: the worker's own, then (with `mcp`) the tab's MCP
+ * servers', less the names in `exclude` (a subagent's own `task`), which are neither described
+ * nor run. The turn loop and the worker's `/context` options both build their tools here.
  */
 export function tabToolSet(input: {
   tools: ToolSet;

@@ -97,11 +97,9 @@ export function isBlockRefusal(error: unknown): boolean {
 
 /**
  * Whether the next step's request would pass the tab's threshold: the input the previous
- * response reported (uncached + cache read + cache write, exact), plus an estimate (UTF-8 bytes
- * over four, of the chunks as the request carries them) for the chunks appended since. With no
- * response seen yet in this session (a new worker, a takeover), the estimate covers the request
- * as built; it is rough, so where it is near the limit (within a factor of two) the API counts
- * the request (`count_tokens`), and the estimate stands only if counting fails.
+ * response reported (exact) plus an estimate of the chunks since (UTF-8 bytes / 4). Without a
+ * previous response the estimate covers the whole request and, being rough, is checked with
+ * `count_tokens` when it is within a factor of two of the limit.
  */
 export async function wouldPassThreshold(
   turn: RunningTurn,
@@ -155,14 +153,10 @@ function estimateTokens(value: unknown): number {
 }
 
 /**
- * Compacts the tab: sends chunk-core's compaction request (the log up to the end of its last
- * finished step, with the `compaction` parameter) through the beta endpoint and appends the
- * answer as a `compaction` chunk, fenced and sealed like any chunk. Retries what the retry
- * policy allows (`compaction_unavailable` is a 529) with its backoff. When the API refuses the
- * tab's stored block (cause `refused`, or a refusal of this very request), the request is built
- * with the block's summary text in its place (`compactionAsText`): the fresh block replaces the
- * refused one from then on. A cancel or a failure stores nothing: the chunk is appended whole or
- * not at all.
+ * Compacts the tab: sends the compaction request through the beta endpoint, with the retry
+ * policy's backoff, and appends the answer as a `compaction` chunk, fenced like any chunk. When
+ * the API refuses the stored block, the request carries its summary as text instead, and the
+ * fresh block replaces it. A cancel or a failure stores nothing.
  */
 export async function compactTab(
   turn: RunningTurn,

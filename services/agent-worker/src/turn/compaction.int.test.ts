@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  buildRequest,
-  type Chunk,
-  listCacheMisses,
-  type TabConfig,
-  validateRequest,
-} from '@chunklog/chunk-core';
+import { validateRequest } from '@chunklog/anthropic-sim';
+import { buildRequest, type Chunk, listCacheMisses, type TabConfig } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import { createWorkerMetrics, type WorkerMetrics } from '../metrics/worker-metrics';
 import { assertGapFree, type Harness, startWorkerProcess, useHarness } from '../testing/harness';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { LEFT_OUT_MESSAGE_TEXT, validateRequest } from '@chunklog/chunk-core';
+import { validateRequest } from '@chunklog/anthropic-sim';
+import { LEFT_OUT_MESSAGE_TEXT } from '@chunklog/chunk-core';
 import { describe, expect, it } from 'vitest';
 import { buildStepRequest } from '../request/step-request';
 import { assertGapFree, useHarnessWithWorker } from '../testing/harness';

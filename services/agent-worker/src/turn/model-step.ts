@@ -20,12 +20,9 @@ export type ModelStepResult =
   | { kind: 'failed'; error: unknown };
 
 /**
- * Calls the model for `step`, retrying failures the retry policy allows (backoff honouring
- * retry-after). Each attempt's request is built from the log as it is then: a failed attempt
- * may have sealed chunks the retry must carry. Calls sealed before a mid-stream failure are
- * real, so the step ends with them instead of retrying. Usage of every attempt is summed into
- * the turn's. `signal` is the step's (see InterruptWatch): a cut it makes is no failure, and is
- * never retried.
+ * Calls the model for `step`, retrying what the retry policy allows. Each attempt is built from
+ * the log as it is then (a failed attempt may have sealed chunks); calls sealed before a
+ * mid-stream failure are real, so the step ends with them. A cut by `signal` is never retried.
  */
 export async function callModel(
   turn: RunningTurn,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Chunk, type ChunkBody, validateRequest } from '@chunklog/chunk-core';
+import { validateRequest } from '@chunklog/anthropic-sim';
+import type { Chunk, ChunkBody } from '@chunklog/chunk-core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildStepRequest } from '../request/step-request';

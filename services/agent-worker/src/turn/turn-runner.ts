@@ -43,16 +43,12 @@ import {
 } from './turn';
 
 /**
- * Runs one turn on a tab whose lease the caller holds: appends the opening user chunk, then
- * per step builds the request from the log, streams the model into sealed chunks, runs the
- * step's tool calls concurrently (each result sealed as it completes), and folds waiting
- * `interrupt` messages in after the step's tool results. An `interrupt` message heard of while a
- * step runs cuts the step at once (its partial text sealed as interrupted, its unfinished tool
- * calls answered with errors), and the next step answers it. Publishes turn-start (not turn-done:
- * the caller publishes it after releasing the lease, so a client reacting to it finds the tab
- * idle). Before every model call it reads the tab's cancel generation, so a cancel nobody heard
- * on NATS still stops the turn (the opening user chunk is written first: an accepted message is
- * never lost). Throws LeaseLostError when another worker took the tab: then it must not write.
+ * Runs one turn on a tab whose lease the caller holds: the opening user chunk, then steps
+ * (request from the log, model streamed into sealed chunks, tool calls run concurrently,
+ * interrupts folded in after the step's results) until the model is done. The cancel
+ * generation is read before every model call, so a cancel nobody heard on NATS still stops
+ * the turn. turn-done is the caller's, after the release, so a client reacting to it finds the
+ * tab idle. Throws LeaseLostError when another worker took the tab: then it must not write.
  */
 export function runTurn(input: TurnInput): Promise<TurnOutcome> {
   return inSpan(
@@ -228,12 +224,9 @@ async function runTurnSteps(input: TurnInput): Promise<TurnOutcome> {
 }
 
 /**
- * A turn that only compacts the tab (`POST /v1/tabs/:tabId/compact`), with the request's
- * instructions (the message text) over the tab's. The compaction chunk takes the request's
- * chunk id, so a replayed request (same Idempotency-Key) finds it in the log and compacts
- * nothing more. Its inbox entry goes only once the compaction is stored or given up, so a worker
- * that dies mid-way leaves it for the next holder to redo; a compaction with nothing new to
- * summarize is a completed no-op.
+ * A turn that only compacts the tab (`POST /compact`). The compaction chunk takes the request's
+ * chunk id, so a replay compacts nothing more, and its inbox entry goes only once the chunk is
+ * stored or given up, so a worker dying mid-way leaves it for the next holder.
  */
 async function runCompactionTurn(
   turn: RunningTurn,

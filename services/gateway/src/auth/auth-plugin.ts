@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ChunklogError } from '@chunklog/chunk-core';
+import { DomainError } from '@chunklog/chunk-core';
 import type { TenantStore } from '@chunklog/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
@@ -40,7 +40,7 @@ export interface AuthOptions {
 const KEY_CACHE_MS = 10_000;
 const KEY_CACHE_SIZE = 10_000;
 
-const unauthorized = (message: string) => new ChunklogError('unauthorized', message);
+const unauthorized = (message: string) => new DomainError('unauthorized', message);
 
 function isLoopback(address: string | undefined): boolean {
   return (
@@ -109,11 +109,11 @@ export const authPlugin = fastifyPlugin(
       try {
         request.principal = await authenticate(request);
       } catch (error) {
-        if (!(error instanceof ChunklogError) || error.code !== 'unauthorized') throw error;
+        if (!(error instanceof DomainError) || error.code !== 'unauthorized') throw error;
         const retryAfterSeconds = failedAuth.recordFailure(request.ip);
         if (retryAfterSeconds === null) throw error;
         reply.header('retry-after', String(retryAfterSeconds));
-        throw new ChunklogError('rate_limited', 'too many failed authentications, retry later');
+        throw new DomainError('rate_limited', 'too many failed authentications, retry later');
       }
     });
   },

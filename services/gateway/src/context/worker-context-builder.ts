@@ -17,11 +17,9 @@ import {
 export const WORKER_CONTEXT_TIMEOUT_MS = 2_000;
 
 /**
- * `/context` as the workers would send it: asks any worker (REQUEST_OPTIONS_SUBJECT, one queue
- * group) for the options it would build the tab's next step from (its model and token defaults,
- * its tools, remote ones included) and builds the messages here from the log the gateway read,
- * with the same chunk-core builder. When no worker answers in time it falls back to the
- * gateway's own defaults without tools, logs a warning, and says so in `source`.
+ * `/context` as the workers would send it: a worker's request options (model, token defaults,
+ * tools) over the bus, the messages built here from the log with the same builder. Without an
+ * answer in time: the gateway's defaults without tools, said in `source`.
  */
 export function createWorkerContextBuilder(input: {
   bus: Bus;

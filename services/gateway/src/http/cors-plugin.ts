@@ -38,11 +38,9 @@ export const corsExposedHeaders = [
 const preflightMaxAgeSeconds = 600;
 
 /**
- * CORS for browser frontends on other origins, through @fastify/cors. A preflight from an
- * allowed origin is answered 204 in its onRequest hook, before authentication (browsers send it
- * without credentials); every response to an allowed origin says so. A request from any other
- * origin gets no CORS header, which is what makes the browser refuse it: the server itself
- * serves it as before (CORS is not auth).
+ * CORS for browser frontends on other origins: an allowed origin's preflight is answered 204
+ * before authentication (browsers send it without credentials); any other origin gets no CORS
+ * header, so the browser refuses the answer (CORS is not auth).
  */
 export const corsPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: CorsOptions) => {

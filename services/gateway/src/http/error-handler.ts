@@ -1,6 +1,6 @@
 import {
   type ApiErrorCode,
-  ChunklogError,
+  DomainError,
   errorCodeOfStatus,
   errorStatuses,
   isDatabaseUnreachable,
@@ -24,7 +24,7 @@ export interface HttpErrorAnswer {
 
 /** Maps any thrown value to the HTTP answer; the one place where errors meet status codes. */
 export function toHttpError(error: unknown): HttpErrorAnswer {
-  if (error instanceof ChunklogError) {
+  if (error instanceof DomainError) {
     return answer(errorStatuses[error.code], error.code, error.message);
   }
   if (isDatabaseUnreachable(error)) {

@@ -22,12 +22,9 @@ export function lonelySurrogatePath(value: unknown, path = ''): string | null {
 }
 
 /**
- * Replaces Fastify's JSON parser with one that refuses text it would have to change: a body that
- * is not valid UTF-8, and strings with lone surrogates, answer 400 naming where; nothing is
- * stored with U+FFFD in place of what the client sent. Many JSON clients also send
- * `content-type: application/json` on every request: an empty body is no body, so cancel,
- * stream tickets and delete work for them, and routes that need a body still answer 400 from
- * their schema.
+ * Fastify's JSON parser, but refusing text it would have to change: invalid UTF-8 and lone
+ * surrogates answer 400, so nothing is stored with U+FFFD in it. An empty body is no body, as
+ * clients that always send `content-type: application/json` expect.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');

@@ -11,16 +11,10 @@ export interface LocalOriginGuardOptions {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * With auth off, the only thing between a web page and the local gateway is the browser's
- * same-origin policy. Two ways around it are closed here, as local dev servers (Vite, Jupyter)
- * close them:
- * - DNS rebinding: a page on `evil.example` whose name then resolves to 127.0.0.1 is same-origin
- *   with itself, and its requests carry `Host: evil.example`. Only loopback Host names are
- *   served.
- * - Cross-site requests: a form or a `fetch(..., { mode: 'no-cors' })` sends a POST without a
- *   preflight, and a WebSocket has no CORS at all. A state change or an upgrade whose `Origin`
- *   (or `Sec-Fetch-Site`) says another site is refused, unless CORS_ORIGINS lists that origin.
- * Both answer 403 `forbidden`, before authentication and before any route runs.
+ * With auth off only the browser's same-origin policy guards the local gateway; this closes
+ * the two ways around it, as local dev servers do: DNS rebinding (only loopback Host names are
+ * served) and cross-site requests that need no preflight, WebSockets included (a state change
+ * or upgrade from another site is refused unless CORS_ORIGINS lists it). Both answer 403.
  */
 export const localOriginGuardPlugin = fastifyPlugin(
   async (app: FastifyInstance, options: LocalOriginGuardOptions) => {

@@ -1,14 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 
+/** What both pages' policies end with: the API at their own origin, no plugin, base or framing. */
+const sameOriginOnly = [
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+];
+
 /**
- * The chat app's policy (`web-app-plugin.ts` sends it with the app's files): its own scripts,
- * styles and API only. No inline script, no `eval`, no inline style sheet or `style` attribute
- * in markup (the app sets element styles from script, which a policy does not govern), no
- * plugin, frame or `<base>`; images from the app itself or `data:`/`blob:` URLs only, so text
- * in a message cannot make the browser fetch anything elsewhere even if some markup of it got
- * through. The app calls the API at its own origin (`location.origin`), so `'self'` covers
- * `connect-src`, the SSE and WebSocket streams included.
+ * The chat app's policy: its own scripts, styles and API only; no inline script, `eval`, inline
+ * style, plugin, frame or `<base>`; images from itself or `data:`/`blob:` only, so text in a
+ * message cannot make the browser fetch anything elsewhere even if some markup got through.
  */
 export const webAppContentSecurityPolicy = [
   "default-src 'self'",
@@ -16,11 +21,7 @@ export const webAppContentSecurityPolicy = [
   "style-src 'self'",
   "img-src 'self' data: blob:",
   "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
+  ...sameOriginOnly,
 ].join('; ');
 
 /**
@@ -34,11 +35,7 @@ export const docsContentSecurityPolicy = [
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
+  ...sameOriginOnly,
 ].join('; ');
 
 /**

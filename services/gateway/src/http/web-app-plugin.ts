@@ -41,13 +41,9 @@ function filesUnder(dir: string): string[] {
 }
 
 /**
- * Serves the built chat app: `/` is its index.html and each built file has its own route, read
- * into memory once at start (a Vite build is a few hundred KB). Only those exact paths are
- * routes, so every other URL, /v1 ones included, still gets the API's JSON 404; the routes are
- * public (the app itself asks for a key when the API wants one) and left out of the OpenAPI
- * document. Every file goes out with the app's Content-Security-Policy and the gateway's other
- * security headers (`security-headers.ts`): the page renders untrusted text and keeps an API
- * key in `localStorage`.
+ * Serves the built chat app from memory: `/`, then one route per built file, so every other URL
+ * still gets the API's JSON 404. Public and out of the OpenAPI document; every file carries the
+ * app's Content-Security-Policy, since the page renders untrusted text and keeps an API key.
  */
 export async function webAppPlugin(
   app: FastifyInstance,

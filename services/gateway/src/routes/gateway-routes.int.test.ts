@@ -1,9 +1,5 @@
-import {
-  cancelSubject,
-  INTAKE_QUEUE,
-  type MessageCommand,
-  validateRequest,
-} from '@chunklog/chunk-core';
+import { validateRequest } from '@chunklog/anthropic-sim';
+import { cancelSubject, INTAKE_QUEUE, type MessageCommand } from '@chunklog/chunk-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedError } from '../testing/expected-error';
 import { type GatewayHarness, startGateway } from '../testing/gateway-harness';

@@ -4,6 +4,7 @@ import {
   ConflictError,
   cancelSubject,
   INTAKE_QUEUE,
+  type MessageCommand,
   MessageCommandSchema,
 } from '@chunklog/chunk-core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -18,7 +19,11 @@ import {
   MessageAcceptedSchema,
   TabIdParamsSchema,
 } from '../http/api-schemas';
-import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
+import {
+  beginIdempotentRequest,
+  type IdempotentRequest,
+  sendReplay,
+} from '../idempotency/begin-idempotent-request';
 import { idempotentChunkId } from '../idempotency/idempotent-chunk-id';
 import type { GatewayContext } from './gateway-context';
 
@@ -36,6 +41,19 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       store.cancelGeneration(tabId, { tenantId }),
     ]);
     return { tab, cancelGeneration };
+  }
+
+  /** Queues what was accepted and records the 202's answer for the key's replays. */
+  async function enqueueAccepted(
+    idempotent: IdempotentRequest<{ chunkId: string }>,
+    accepted: Omit<MessageCommand, 'acceptedAt'>,
+  ): Promise<{ chunkId: string }> {
+    const command = MessageCommandSchema.parse({ ...accepted, acceptedAt: clock() });
+    // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
+    await bus.enqueue(INTAKE_QUEUE, command, { msgId: command.chunkId });
+    const answer = { chunkId: command.chunkId };
+    await idempotent.complete(answer);
+    return answer;
   }
 
   app.post(
@@ -81,18 +99,13 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
         );
       }
       const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
-      const command = MessageCommandSchema.parse({
+      const accepted = await enqueueAccepted(idempotent, {
         tabId,
         chunkId,
         text,
         mode,
-        acceptedAt: clock(),
         cancelGeneration,
       });
-      // The chunk id doubles as the queue's dedupe id: a retried key is stored once.
-      await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
-      const accepted = { chunkId };
-      await idempotent.complete(accepted);
       return reply.code(202).send(accepted);
     },
   );
@@ -137,18 +150,14 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       // The compaction chunk takes this id: a replayed key is queued once, and once its
       // compaction is stored the worker finds the id in the log and stores nothing more.
       const chunkId = idempotencyKey ? idempotentChunkId(tabId, idempotencyKey) : randomUUID();
-      const command = MessageCommandSchema.parse({
+      const accepted = await enqueueAccepted(idempotent, {
         tabId,
         chunkId,
         // A compact item's text is its instructions; empty: the tab's own.
         text: instructions,
         mode: 'compact',
-        acceptedAt: clock(),
         cancelGeneration,
       });
-      await bus.enqueue(INTAKE_QUEUE, command, { msgId: chunkId });
-      const accepted = { chunkId };
-      await idempotent.complete(accepted);
       return reply.code(202).send(accepted);
     },
   );

@@ -1,4 +1,4 @@
-import { ChunklogError, InvalidInputError } from '@chunklog/chunk-core';
+import { DomainError, InvalidInputError } from '@chunklog/chunk-core';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -41,7 +41,7 @@ export const streamRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = 
 
   /** A slot under the stream caps, or a 429 with Retry-After before anything is opened. */
   function takeStreamSlot(request: FastifyRequest, reply: FastifyReply): () => void {
-    if (!request.principal) throw new ChunklogError('unauthorized', 'not authenticated');
+    if (!request.principal) throw new DomainError('unauthorized', 'not authenticated');
     try {
       return context.streamSlots.take(request.principal);
     } catch (error) {

@@ -1,4 +1,4 @@
-import { ChunklogError } from '@chunklog/chunk-core';
+import { DomainError } from '@chunklog/chunk-core';
 import type { Principal } from '../auth/auth-plugin';
 
 /** What a 429 for too many streams asks a client to wait before it opens another. */
@@ -37,7 +37,7 @@ export class StreamSlots {
     }
     for (const [counter, limit, scope] of counters) {
       if ((this.#open.get(counter) ?? 0) >= limit) {
-        throw new ChunklogError(
+        throw new DomainError(
           'rate_limited',
           `too many open streams: at most ${limit} ${scope}; close one, or retry later`,
         );

@@ -96,11 +96,9 @@ export class TabEventHub {
   }
 
   /**
-   * Compares each streamed tab's stored tail with the seals seen live. A tail that stays ahead
-   * for a whole interval means events were lost (NATS restarted mid-turn, say) and no later
-   * seal arrived to reveal the gap: the streams then catch up from the store. Streams of a
-   * tab deleted meanwhile are ended. Costs one store
-   * read per streamed tab per interval, whatever the number of clients.
+   * Compares each streamed tab's stored tail with the seals seen live: a tail ahead for a whole
+   * interval means events were lost with no later seal to show the gap, so its streams catch up
+   * from the store. One store read per streamed tab per interval, whatever the clients.
    */
   async reconcile(store: Pick<TabStore, 'getTab'>): Promise<void> {
     for (const [tabId, entry] of [...this.tabs]) {

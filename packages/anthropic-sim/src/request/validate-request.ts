@@ -1,12 +1,10 @@
 /**
  * The Messages API's request checks that chunklog depends on (the requests the API rejects with
- * 400 `invalid_request_error`), as one total function: the wire builder's tests prove its output
- * passes, and the simulator (@chunklog/anthropic-sim) answers 400 `invalid_request_error` with
- * these messages; nothing else calls it outside tests (the wire builder takes only the tool-name
- * pattern from here). Signature verification is deliberately not here (it needs the simulator's
- * key).
+ * 400 `invalid_request_error`), as one total function: the simulator answers 400
+ * `invalid_request_error` with these messages, and the wire builder's tests prove its output
+ * passes. Signatures are checked apart (find-signature-violation.ts: they need the key).
  */
-import type { CompactionErrorCode } from '../compaction/compaction';
+import { type CompactionErrorCode, TOOL_NAME_PATTERN } from '@chunklog/chunk-core';
 
 /**
  * One reason the API would reject a request: a dotted path (`messages.3.content.0`) and why,
@@ -28,9 +26,6 @@ export const MAX_CACHE_BREAKPOINTS = 4;
 
 /** Pattern every `tool_use` id (and so every `tool_result.tool_use_id`) must match. */
 export const TOOL_USE_ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
-
-/** Pattern every tool name must match. */
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const messageBlockTypes = [
   'text',
