@@ -11,7 +11,47 @@ import { answerPartKind, chunkText } from './answer-chunk';
 export function chunksToUIMessages(chunks: readonly Chunk[]): UIMessage[] {
   const messages: UIMessage[] = [];
   let answer: { message: UIMessage; turnId: string; step: number } | null = null;
+  const denied = new Set<string>();
+  /** The tool part of a call of the current answer, and where it is. */
+  const callPart = (callId: string, turnId: string) => {
+    if (answer?.turnId !== turnId) return null;
+    const parts = answer.message.parts;
+    const index = parts.findIndex(
+      (part) => part.type === 'dynamic-tool' && part.toolCallId === callId,
+    );
+    const part = parts[index] as DynamicToolUIPart | undefined;
+    return part === undefined ? null : { parts, index, part };
+  };
   for (const chunk of chunks) {
+    if (chunk.type === 'approval_request' || chunk.type === 'approval_decision') {
+      // As the live stream sends them: the call's part waits for, or has, a decision.
+      const found = callPart(chunk.data.callId, chunk.turnId);
+      if (found === null) continue;
+      const { parts, index, part } = found;
+      const base = {
+        type: 'dynamic-tool' as const,
+        toolName: part.toolName,
+        toolCallId: part.toolCallId,
+        input: part.input,
+        providerExecuted: true,
+      };
+      if (chunk.type === 'approval_request') {
+        parts[index] = { ...base, state: 'approval-requested', approval: { id: chunk.id } };
+      } else if (part.approval !== undefined) {
+        const { decision, reason } = chunk.data;
+        if (decision === 'deny') denied.add(chunk.data.callId);
+        parts[index] = {
+          ...base,
+          state: 'approval-responded',
+          approval: {
+            id: part.approval.id,
+            approved: decision === 'approve',
+            ...(reason === undefined ? {} : { reason }),
+          },
+        };
+      }
+      continue;
+    }
     if (chunk.type === 'text' && chunk.role === 'user') {
       messages.push({
         id: chunk.id,
@@ -38,9 +78,20 @@ export function chunksToUIMessages(chunks: readonly Chunk[]): UIMessage[] {
         input: call.input,
         providerExecuted: true,
       };
-      answer.message.parts[index] = isError
-        ? { ...tool, state: 'output-error', errorText: toolResultText(result) }
-        : { ...tool, state: 'output-available', output: result };
+      const approval = call.approval;
+      if (denied.has(callId) && approval !== undefined) {
+        answer.message.parts[index] = {
+          ...tool,
+          state: 'output-denied',
+          approval: { ...approval, approved: false },
+        };
+      } else {
+        const kept =
+          approval === undefined ? {} : { approval: { ...approval, approved: true as const } };
+        answer.message.parts[index] = isError
+          ? { ...tool, ...kept, state: 'output-error', errorText: toolResultText(result) }
+          : { ...tool, ...kept, state: 'output-available', output: result };
+      }
       continue;
     }
     if (answer === null || answer.turnId !== chunk.turnId) {
