@@ -249,6 +249,27 @@ describe('a tool call that waits for you', () => {
     await shoot('approval-outcome');
   });
 
+  it('the tab list marks a tab that starts waiting while another tab is open', async () => {
+    const quiet = (await (
+      await fetch(`${app.product.url}/v1/tabs`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ title: 'looking here' }),
+      })
+    ).json()) as { tab: Tab };
+    await openTab(quiet.tab.id);
+    await page.getByRole('navigation', { name: 'Your tabs' }).getByText('looking here').waitFor();
+    const { tab } = await waitingTab('paused elsewhere');
+    // What the page does when it is looked at again (and every 15 s while it is).
+    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    const item = page
+      .getByRole('navigation', { name: 'Your tabs' })
+      .getByRole('listitem')
+      .filter({ hasText: 'paused elsewhere' });
+    await item.getByTestId('tab-waiting').waitFor({ timeout: 5_000 });
+    await fetch(`${app.product.url}/v1/tabs/${tab.id}/cancel`, { method: 'POST' });
+  });
+
   it('a message sent while a call waits denies it and is answered', async () => {
     const { tab, callId } = await waitingTab('interrupt me');
     await openTab(tab.id);
