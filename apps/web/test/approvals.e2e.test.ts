@@ -31,11 +31,12 @@ const json = { 'content-type': 'application/json' };
 async function waitingTab(
   title: string,
   expression = '6*7',
+  policy: { expiresAfterSeconds?: number } = {},
 ): Promise<{ tab: Tab; callId: string }> {
   const created = await fetch(`${app.product.url}/v1/tabs`, {
     method: 'POST',
     headers: json,
-    body: JSON.stringify({ title, config: { approval: { tools: ['calculator'] } } }),
+    body: JSON.stringify({ title, config: { approval: { tools: ['calculator'], ...policy } } }),
   });
   expect(created.status).toBe(201);
   const { tab } = (await created.json()) as { tab: Tab };
@@ -218,9 +219,14 @@ describe('a tool call that waits for you', () => {
   });
 
   it('a reload while it waits shows the same buttons; a decision made through the API shows at once', async () => {
-    const { tab, callId } = await waitingTab('reload me');
+    const { tab, callId } = await waitingTab('reload me', '6*7', { expiresAfterSeconds: 3600 });
     await openTab(tab.id);
     await card().waitFor();
+    // An expiry is said, in the page's own time.
+    const expiresAt = (await app.api.tab(tab.id)).waiting?.expiresAt;
+    expect(expiresAt).toBeGreaterThan(Date.now());
+    const expected = await page.evaluate((at) => new Date(at).toLocaleString(), expiresAt!);
+    expect(await card().textContent()).toContain(`Denied on its own at ${expected}.`);
     await page.reload();
     await page.waitForSelector('[data-testid=connection]:has-text("Live")');
     await card().waitFor();
