@@ -565,6 +565,29 @@ describe('answerStep and tool approvals', () => {
     expect(parts.at(-1)).toEqual({ type: 'finish', finishReason: 'tool-calls' });
   });
 
+  it("puts the denial of a call a later message interrupted on that call, in the log's messages", () => {
+    const { log, request } = pausedTurn();
+    const later = user('never mind');
+    const denial = approvalDecision('call_1', 'deny', 'interrupted');
+    const result = toolResult('call_1', 'denied: interrupted', true);
+    const answer = text('Fine.', { step: 1 });
+    const messages = chunksToUIMessages([...log, later, denial, result, answer]);
+    expect(messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(messages[1]?.parts.find((part) => part.type === 'dynamic-tool')).toMatchObject({
+      state: 'output-denied',
+      approval: { id: request.id, approved: false, reason: 'interrupted' },
+    });
+    expect(messages[3]?.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Fine.', state: 'done' },
+    ]);
+  });
+
   it('leaves out approvals of calls of other messages', () => {
     const parts = partsOf(
       [
