@@ -150,4 +150,61 @@ describe('ChunklogChatTransport', () => {
     const message = await messageOf(resumed!);
     expect(message).toEqual((await storedMessages(tab.id))[1]);
   });
+
+  it('maps a call that waits for a person to the SDK approval parts, and the response to POST /approvals', async () => {
+    const tab = await client.createTab({
+      title: 'ai-sdk approvals',
+      config: { approval: { tools: ['calculator'] } },
+    });
+    const transport = new ChunklogChatTransport({ client, storage: pageStorage() });
+    const question = userMessage('m-approve', 'Add [[sim: tool calculator {"expression":"6*7"}]]');
+    const paused = await messageOf(await send(transport, tab.id, question));
+    const call = paused?.parts.find((part) => part.type === 'dynamic-tool');
+    expect(call).toMatchObject({ state: 'approval-requested', input: { expression: '6*7' } });
+    if (call?.type !== 'dynamic-tool' || call.state !== 'approval-requested') throw new Error();
+    expect((await client.getTab(tab.id)).status).toBe('waiting');
+    // The log gives the same message (a page loaded while the call waits).
+    expect(chunksToUIMessages(await readLog(client, tab.id))[1]).toEqual(paused);
+
+    // addToolApprovalResponse({ id, approved: true, options: { body: { approvalInputs } } }).
+    const answered: UIMessage = {
+      ...paused!,
+      parts: paused!.parts.map((part) =>
+        part === call
+          ? {
+              ...call,
+              state: 'approval-responded',
+              approval: { id: call.approval.id, approved: true },
+            }
+          : part,
+      ),
+    };
+    const stream = await transport.sendMessages({
+      trigger: 'submit-message',
+      chatId: tab.id,
+      messageId: answered.id,
+      messages: [question, answered],
+      abortSignal: undefined,
+      body: { approvalInputs: { [call.toolCallId]: { expression: '2+3' } } },
+    });
+    let final: UIMessage | undefined;
+    for await (const update of readUIMessageStream({
+      message: structuredClone(answered),
+      stream,
+    })) {
+      final = update;
+    }
+    const stored = await storedMessages(tab.id);
+    const decision = (await readLog(client, tab.id)).find(
+      (chunk) => chunk.type === 'approval_decision',
+    );
+    expect(decision?.data).toMatchObject({ decision: 'approve', input: { expression: '2+3' } });
+    expect(final?.id).toBe(paused?.id);
+    expect(final?.parts.find((part) => part.type === 'dynamic-tool')).toMatchObject({
+      state: 'output-available',
+      output: { value: 5 },
+      approval: { id: call.approval.id, approved: true },
+    });
+    expect(structuredClone(final)).toEqual(stored[1]);
+  });
 });

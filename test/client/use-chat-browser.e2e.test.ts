@@ -172,6 +172,59 @@ describe.skipIf(!chromiumInstalled())('useChat over ChunklogChatTransport in a b
     await page.close();
   });
 
+  it('shows a call that waits for a person as an approval, across a reload, and goes on once approved', async () => {
+    const { tab } = await api<{ tab: Tab }>('/v1/tabs', {
+      method: 'POST',
+      body: JSON.stringify({
+        title: 'useChat approvals',
+        config: { approval: { tools: ['calculator'] } },
+      }),
+    });
+    const { page, errors } = await openChat(tab.id);
+    await page.getByLabel('Message').fill('[[sim: tool calculator {"expression":"6*7"}]]');
+    await page.getByLabel('Message').press('Enter');
+    const tool = page.locator('[data-testid=tool]');
+    await expect
+      .poll(() => tool.getAttribute('data-state'), { timeout: 30_000 })
+      .toBe('approval-requested');
+    const status = () => page.getByTestId('chat').getAttribute('data-status');
+    await expect.poll(status, { timeout: 10_000 }).toBe('ready');
+    expect((await api<{ tab: Tab }>(`/v1/tabs/${tab.id}`)).tab.status).toBe('waiting');
+
+    // A reload while it waits: the log gives the same part, with its buttons.
+    await page.reload();
+    await page.getByLabel('Message').waitFor();
+    await expect
+      .poll(() => tool.getAttribute('data-state'), { timeout: 10_000 })
+      .toBe('approval-requested');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await expect
+      .poll(() => tool.getAttribute('data-state'), { timeout: 30_000 })
+      .toBe('output-available');
+    expect(JSON.parse((await tool.getByTestId('tool-output').textContent()) ?? '')).toEqual({
+      value: 42,
+    });
+    await waitIdle(tab.id);
+    await expect.poll(status, { timeout: 10_000 }).toBe('ready');
+    const { chunks } = await api<{ chunks: Chunk[] }>(`/v1/tabs/${tab.id}/chunks?limit=500`);
+    const decision = chunks.find((chunk) => chunk.type === 'approval_decision');
+    expect(decision?.data).toMatchObject({ decision: 'approve' });
+    // The answer after the result is in the same assistant message.
+    const roles = await page
+      .locator('[data-testid=message]')
+      .evaluateAll((elements) => elements.map((element) => (element as HTMLElement).dataset.role));
+    expect(roles).toEqual(['user', 'assistant']);
+    const storedText = chunks
+      .flatMap((chunk) =>
+        chunk.type === 'text' && chunk.role === 'assistant' ? [chunk.data.text] : [],
+      )
+      .join('');
+    expect(storedText).not.toBe('');
+    await expect.poll(async () => (await assistantText(page)).join('')).toBe(storedText);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   async function waitIdle(tabId: string): Promise<Tab> {
     for (;;) {
       const { tab } = await api<{ tab: Tab }>(`/v1/tabs/${tabId}`);

@@ -33,6 +33,18 @@ export type RenderGroup = {
   chunks: WindowChunk[];
   /** Results of this group's tool calls, by call id (absent while the tool runs). */
   toolResults: Record<string, Chunk & { type: 'tool_result' }>;
+  /**
+   * The approval request and decision of this group's tool calls that waited for a person, by
+   * call id (absent for calls that did not wait). Like results, they join their call's group;
+   * one whose call is not held forms a `system` group of its own.
+   */
+  approvals: Record<string, CallApproval>;
+};
+
+/** A tool call's pause for a person: its request, and its decision once made. */
+export type CallApproval = {
+  request?: Chunk & { type: 'approval_request' };
+  decision?: Chunk & { type: 'approval_decision' };
 };
 
 /** Options of a window. */
@@ -265,6 +277,17 @@ export class ChunkWindow {
           continue;
         }
       }
+      if (!item.open && (item.type === 'approval_request' || item.type === 'approval_decision')) {
+        const owner = callGroups.get(item.data.callId);
+        if (owner !== undefined) {
+          const held = owner.approvals[item.data.callId] ?? {};
+          owner.approvals[item.data.callId] =
+            item.type === 'approval_request'
+              ? { ...held, request: item }
+              : { ...held, decision: item };
+          continue;
+        }
+      }
       let group = groups.at(-1);
       if (
         group === undefined ||
@@ -279,6 +302,7 @@ export class ChunkWindow {
           step: item.step,
           chunks: [],
           toolResults: {},
+          approvals: {},
         };
         groups.push(group);
       }

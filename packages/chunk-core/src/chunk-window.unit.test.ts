@@ -231,6 +231,47 @@ describe('ChunkWindow render groups', () => {
     expect(groups[1]?.toolResults.call_rome?.id).toBe(romeResult.id);
   });
 
+  it("puts a call's approval request and decision in its group, not in groups of their own", () => {
+    const log = new ChunkLogWriter();
+    log.startTurn();
+    log.userText('pay');
+    log.toolCall('call_pay', 'pay', { amount: 5 });
+    const request = log.approvalRequest('call_pay', 'pay', { amount: 5 });
+    const window = new ChunkWindow({ limit: 100 });
+    window.applyPage(serverPage(log.chunks, undefined, 50));
+    let groups = window.renderGroups();
+    expect(groups.map((group) => `${group.role}:${group.chunks.length}`)).toEqual([
+      'user:1',
+      'assistant:1',
+    ]);
+    expect(groups[1]?.approvals.call_pay).toEqual({ request: { ...request, open: false } });
+    log.step = 1;
+    const decision = log.approvalDecision('call_pay', 'deny', { reason: 'too much' });
+    const result = log.toolResult('call_pay', 'denied: too much', true);
+    for (const chunk of [decision, result]) window.applyEvent(seal(chunk));
+    groups = window.renderGroups();
+    expect(groups).toHaveLength(2);
+    expect(groups[1]?.approvals.call_pay).toEqual({
+      request: { ...request, open: false },
+      decision: { ...decision, open: false },
+    });
+    expect(groups[1]?.toolResults.call_pay?.id).toBe(result.id);
+  });
+
+  it('shows an approval whose call is not held as a system group', () => {
+    const log = new ChunkLogWriter();
+    log.startTurn();
+    log.toolCall('call_1');
+    log.approvalRequest('call_1');
+    const window = new ChunkWindow({ limit: 100 });
+    window.applyPage(serverPage(log.chunks.slice(1), undefined, 50));
+    const groups = window.renderGroups();
+    expect(groups.map((group) => `${group.role}:${group.chunks[0]?.type}`)).toEqual([
+      'system:approval_request',
+    ]);
+    expect(groups[0]?.approvals).toEqual({});
+  });
+
   it('shows a result whose call is not loaded as its own tool group', () => {
     const log = new ChunkLogWriter();
     log.startTurn();

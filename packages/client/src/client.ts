@@ -9,7 +9,14 @@ import type {
   WebhookEventType,
   WireRequest,
 } from '@chunklog/chunk-core';
-import { ChunklogError, errorFromResponse, isAbort, toChunklogError } from './errors';
+import {
+  type ApprovalDecision,
+  ChunklogError,
+  decisionsOf,
+  errorFromResponse,
+  isAbort,
+  toChunklogError,
+} from './errors';
 import { TabStream, type TabStreamOptions } from './tab-stream';
 import { TabView, type TabViewOptions } from './tab-view';
 
@@ -58,6 +65,27 @@ export interface SendMessageInput {
    * another text or mode fails with `idempotency_key_reused` (422).
    */
   idempotencyKey?: string;
+}
+
+/** One decision on a call that waits for a person (`tab.waiting.calls`, `snapshot.waiting`). */
+export type DecisionInput =
+  | {
+      callId: string;
+      decision: 'approve';
+      /** Run the tool with this input instead of the model's (checked against its input schema). */
+      input?: Record<string, unknown>;
+    }
+  | {
+      callId: string;
+      decision: 'deny';
+      /** Why: the model reads it in the call's error result. */
+      reason?: string;
+    };
+
+export interface DecideOptions {
+  /** The same key on a retry of the same decisions gets the same answer, stored once. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
 }
 
 export interface CompactInput {
@@ -210,6 +238,60 @@ export class ChunklogClient {
       headers,
       signal,
     });
+  }
+
+  /**
+   * Decides on tool calls that wait for a person; resolves with the decisions recorded (202).
+   * The paused turn resumes once every waiting call of its step is decided. A call decided
+   * already rejects with `ApprovalConflictError` (409) carrying the first decision; a call that
+   * is not waiting, with a `conflict` ChunklogError; edited input the tool's schema refuses,
+   * with `invalid_input` (400) naming `decisions[i].input`.
+   */
+  async decide(
+    tabId: string,
+    decisions: DecisionInput[],
+    options: DecideOptions = {},
+  ): Promise<ApprovalDecision[]> {
+    const body = await this.request<{ decisions: unknown }>('POST', `${tabPath(tabId)}/approvals`, {
+      body: { decisions },
+      headers: idempotencyHeaders(options.idempotencyKey),
+      signal: options.signal,
+    });
+    const recorded = decisionsOf(body.decisions);
+    if (recorded === null) {
+      throw new ChunklogError('invalid_response', 202, 'the answer holds no decisions');
+    }
+    return recorded;
+  }
+
+  /** Approves one waiting call, with edited `input` if given; resolves with its decision. */
+  async approve(
+    tabId: string,
+    callId: string,
+    options: DecideOptions & { input?: Record<string, unknown> } = {},
+  ): Promise<ApprovalDecision> {
+    const { input, ...rest } = options;
+    const [decision] = await this.decide(
+      tabId,
+      [{ callId, decision: 'approve', ...(input === undefined ? {} : { input }) }],
+      rest,
+    );
+    return decision as ApprovalDecision;
+  }
+
+  /** Denies one waiting call, with a reason the model reads; resolves with its decision. */
+  async deny(
+    tabId: string,
+    callId: string,
+    options: DecideOptions & { reason?: string } = {},
+  ): Promise<ApprovalDecision> {
+    const { reason, ...rest } = options;
+    const [decision] = await this.decide(
+      tabId,
+      [{ callId, decision: 'deny', ...(reason === undefined || reason === '' ? {} : { reason }) }],
+      rest,
+    );
+    return decision as ApprovalDecision;
   }
 
   /** Stops the running turn, and those of messages accepted before this and still waiting. */

@@ -24,6 +24,8 @@ export {
   type CreateTabInput,
   type CreateWebhookInput,
   createClient,
+  type DecideOptions,
+  type DecisionInput,
   type MessageAccepted,
   type MessageMode,
   type SendMessageInput,
@@ -33,7 +35,12 @@ export {
   type WebhookWithSecret,
   type WebSocketConstructor,
 } from './client';
-export { type ApiErrorCode, ChunklogError } from './errors';
+export {
+  type ApiErrorCode,
+  ApprovalConflictError,
+  type ApprovalDecision,
+  ChunklogError,
+} from './errors';
 export type { StreamEvent } from './resume-filter';
 export {
   type StreamState,
@@ -42,3 +49,4 @@ export {
 } from './tab-stream';
 export { TabView, type TabViewOptions, type TabViewSnapshot } from './tab-view';
 export type { StreamTransport } from './transports';
+export { type WaitingCallView, waitingCalls } from './waiting-calls';

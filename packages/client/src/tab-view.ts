@@ -5,6 +5,7 @@ import {
   type OpenChunk,
   type RenderGroup,
   type TabStatus,
+  type TurnDoneReason,
   type TurnRetryEvent,
 } from '@chunklog/chunk-core';
 import { backoffDelay, sleep } from './backoff';
@@ -12,6 +13,7 @@ import type { ChunklogClient } from './client';
 import { type ChunklogError, toChunklogError } from './errors';
 import type { StreamEvent } from './resume-filter';
 import type { StreamState, TabStream, TabStreamOptions } from './tab-stream';
+import { type WaitingCallView, waitingCalls } from './waiting-calls';
 
 export interface TabViewOptions {
   /** Chunks held before the oldest are evicted; the live turn and open blocks stay (default 500). */
@@ -46,8 +48,18 @@ export interface TabViewSnapshot {
    * again as soon as the turn goes on (a block opens or seals) or ends.
    */
   readonly retry: TurnRetryEvent | null;
-  /** The tab's status, once the stream is live (null before). */
+  /**
+   * The tab's status, once the stream is live (null before): `running`, `idle`, or `waiting`
+   * (a turn paused until a person decides on `waiting`).
+   */
   readonly status: TabStatus | null;
+  /**
+   * The tool calls held in the window that wait for a person's decision (an `approval_request`
+   * chunk with neither an `approval_decision` nor a `tool_result`), in the order the model made
+   * them; empty when none. Decide with `client.approve` / `client.deny`; the calls leave this
+   * list when the resumed turn seals their decisions.
+   */
+  readonly waiting: readonly WaitingCallView[];
   /** True until the first page arrived. */
   readonly loading: boolean;
   /** True when older chunks exist than the oldest held: `loadOlder()` fetches them. */
@@ -144,6 +156,7 @@ export class TabView {
       liveTurnId: this.liveTurnId,
       retry: this.retry,
       status: this.status,
+      waiting: waitingCalls(this.window.chunks()),
       loading: this.loading,
       hasOlder: this.window.nextPageBefore() !== null,
       loadingOlder: this.loadingOlder !== null,
@@ -350,7 +363,11 @@ export class TabView {
         this.status = 'running';
         break;
       case 'turn-done':
-        this.status = 'idle';
+        this.status = statusAfter(event.data.reason);
+        break;
+      case 'approval-requested':
+        this.status = 'waiting';
+        this.changed();
         break;
     }
     this.window.applyEvent(event);
@@ -365,8 +382,10 @@ export class TabView {
       this.status = 'running';
       this.detachedLiveTurn = event.data.turnId;
     } else if (event.event === 'turn-done') {
-      this.status = 'idle';
+      this.status = statusAfter(event.data.reason);
       if (this.detachedLiveTurn === event.data.turnId) this.detachedLiveTurn = null;
+    } else if (event.event === 'approval-requested') {
+      this.status = 'waiting';
     } else {
       return;
     }
@@ -405,4 +424,9 @@ export class TabView {
     this.version += 1;
     for (const listener of [...this.listeners]) listener();
   }
+}
+
+/** A run that ended to wait for a person leaves the tab waiting; any other end, idle. */
+function statusAfter(reason: TurnDoneReason): TabStatus {
+  return reason === 'awaiting_approval' ? 'waiting' : 'idle';
 }

@@ -76,6 +76,31 @@ export class ChunkLogWriter {
       data: { callId, name: 'lookup', result, isError },
     });
   }
+  approvalRequest(callId: string, name = 'lookup', args: Record<string, unknown> = {}): Chunk {
+    return this.write({
+      type: 'approval_request',
+      role: 'system',
+      data: { callId, name, arguments: args, expiresAt: null },
+    });
+  }
+  approvalDecision(
+    callId: string,
+    decision: 'approve' | 'deny',
+    extra: { input?: Record<string, unknown>; reason?: string } = {},
+  ): Chunk {
+    return this.write({
+      type: 'approval_decision',
+      role: 'system',
+      data: {
+        callId,
+        name: 'lookup',
+        decision,
+        ...extra,
+        decidedBy: 'key_test',
+        decidedAt: 1_700_000_000_000,
+      },
+    });
+  }
   error(message: string): Chunk {
     return this.write({ type: 'error', role: 'assistant', data: { message } });
   }

@@ -11,6 +11,21 @@ export interface AnswerStart {
   userChunkId: string | null;
   /** The answering turn, when known before the stream starts. */
   turnId: string | null;
+  /**
+   * Set when the stream goes on with an assistant message the chat holds already (its tool
+   * calls waited for a person, and the chat has just sent the decisions).
+   */
+  continued?: ContinuedAnswer;
+}
+
+/** An assistant message whose turn paused for approvals, as the chat holds it. */
+export interface ContinuedAnswer {
+  /** The message's id: no `start` is sent, the parts extend it. */
+  messageId: string;
+  /** Its tool calls, by call id: the approval id of each that waited for a person ('' if none). */
+  calls: Readonly<Record<string, string>>;
+  /** The calls the chat just decided: the paused turn resumes once their decisions are in. */
+  decided: readonly string[];
 }
 
 interface OpenBlock {
@@ -30,6 +45,14 @@ export interface AnswerState {
   readonly openBlocks: Readonly<Record<string, OpenBlock>>;
   /** Tool calls sent, so a result is only sent for a call of this message. */
   readonly toolCallIds: readonly string[];
+  /** The approval id of each call of this message that waited for a person, by call id. */
+  readonly approvalIds: Readonly<Record<string, string>>;
+  /** Calls whose approval request was sent and no decision yet. */
+  readonly awaiting: readonly string[];
+  /** Calls decided by the chat whose decision the log does not show yet (the turn will resume). */
+  readonly resuming: readonly string[];
+  /** Calls denied: their error result is sent as `tool-output-denied`. */
+  readonly denied: readonly string[];
   /** `finish` went out: nothing follows. */
   readonly finished: boolean;
 }
@@ -40,13 +63,22 @@ export interface AnswerStep {
 }
 
 export function initialAnswerState(start: AnswerStart): AnswerState {
+  const continued = start.continued;
+  const approvalIds: Record<string, string> = {};
+  for (const [callId, approvalId] of Object.entries(continued?.calls ?? {})) {
+    if (approvalId !== '') approvalIds[callId] = approvalId;
+  }
   return {
     userChunkId: start.userChunkId,
     turnId: start.turnId,
-    messageId: null,
+    messageId: continued?.messageId ?? null,
     step: null,
     openBlocks: {},
-    toolCallIds: [],
+    toolCallIds: Object.keys(continued?.calls ?? {}),
+    approvalIds,
+    awaiting: [],
+    resuming: continued?.decided ?? [],
+    denied: [],
     finished: false,
   };
 }
@@ -110,7 +142,13 @@ export function answerStep(state: AnswerState, event: StreamEvent): AnswerStep {
     case 'stream-live':
       // The turn ended while no connection was open: its turn-done will not come again.
       if (state.turnId !== null && event.data.activeTurnId !== state.turnId) {
-        return finish(state, undefined);
+        // Still paused on decisions just sent, not on new requests: a worker resumes it soon.
+        const toResume =
+          event.data.status === 'waiting' &&
+          state.resuming.length > 0 &&
+          state.awaiting.length === 0;
+        if (toResume) return { state, parts: [] };
+        return finish(state, state.awaiting.length > 0 ? 'tool-calls' : undefined);
       }
       return { state, parts: [] };
     case 'turn-start':
@@ -144,6 +182,9 @@ function sealStep(state: AnswerState, chunk: Chunk): AnswerStep {
         { type: `${block.kind}-end`, id: chunk.id },
       ],
     };
+  }
+  if (chunk.type === 'approval_request' || chunk.type === 'approval_decision') {
+    return approvalStep(state, chunk);
   }
   const kind = answerPartKind(chunk);
   switch (kind) {
@@ -181,6 +222,10 @@ function sealStep(state: AnswerState, chunk: Chunk): AnswerStep {
       }
       const { callId, result, isError } = chunk.data;
       const tool = { toolCallId: callId, dynamic: true, providerExecuted: true };
+      if (state.denied.includes(callId)) {
+        // The denial's reason is on the part's approval; the tool never ran.
+        return { state, parts: [{ type: 'tool-output-denied', toolCallId: callId }] };
+      }
       return {
         state,
         parts: [
@@ -202,6 +247,49 @@ function sealStep(state: AnswerState, chunk: Chunk): AnswerStep {
     default:
       return assertNever(kind);
   }
+}
+
+/**
+ * A call of this message waits for a person (`tool-approval-request`: the SDK shows the part as
+ * `approval-requested`, approval id = the request chunk's id), or was decided, by this chat or
+ * anyone else (`tool-approval-response`).
+ */
+function approvalStep(
+  state: AnswerState,
+  chunk: Chunk & { type: 'approval_request' | 'approval_decision' },
+): AnswerStep {
+  const { callId } = chunk.data;
+  if (!state.toolCallIds.includes(callId)) return { state, parts: [] };
+  if (chunk.type === 'approval_request') {
+    return {
+      state: {
+        ...state,
+        approvalIds: { ...state.approvalIds, [callId]: chunk.id },
+        awaiting: [...state.awaiting, callId],
+      },
+      parts: [{ type: 'tool-approval-request', approvalId: chunk.id, toolCallId: callId }],
+    };
+  }
+  const approvalId = state.approvalIds[callId];
+  const next: AnswerState = {
+    ...state,
+    awaiting: state.awaiting.filter((id) => id !== callId),
+    resuming: state.resuming.filter((id) => id !== callId),
+    denied: chunk.data.decision === 'deny' ? [...state.denied, callId] : state.denied,
+  };
+  if (approvalId === undefined) return { state: next, parts: [] };
+  const { decision, reason } = chunk.data;
+  return {
+    state: next,
+    parts: [
+      {
+        type: 'tool-approval-response',
+        approvalId,
+        approved: decision === 'approve',
+        ...(reason === undefined ? {} : { reason }),
+      },
+    ],
+  };
 }
 
 /** `start` before the message's first part, `start-step` (after `finish-step`) at each new step. */

@@ -382,3 +382,220 @@ describe('answerStep and chunksToUIMessages', () => {
     );
   });
 });
+
+describe('answerStep and tool approvals', () => {
+  const approvalRequest = (callId: string, input: Record<string, unknown>) =>
+    chunk({
+      type: 'approval_request',
+      role: 'system',
+      data: { callId, name: 'calculator', arguments: input, expiresAt: null },
+    });
+  const approvalDecision = (callId: string, decision: 'approve' | 'deny', reason?: string) =>
+    chunk(
+      {
+        type: 'approval_decision',
+        role: 'system',
+        data: {
+          callId,
+          name: 'calculator',
+          decision,
+          ...(reason === undefined ? {} : { reason }),
+          decidedBy: 'key_1',
+          decidedAt: 1,
+        },
+      },
+      { step: 0 },
+    );
+  const paused: StreamEvent = {
+    event: 'turn-done',
+    data: {
+      tabId,
+      turnId,
+      reason: 'awaiting_approval',
+      usage: {
+        inputTokens: 1,
+        outputTokens: 1,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
+      },
+    },
+  };
+  const waitingLive: StreamEvent = {
+    event: 'stream-live',
+    data: { tabId, after: 0, status: 'waiting', activeTurnId: null },
+  };
+
+  /** A turn paused on one call: the log so far and the events that streamed it. */
+  function pausedTurn() {
+    nextSeq = 1;
+    const question = user('6*7?', { id: userChunkId });
+    const call = toolCall('call_1', { expression: '6*7' });
+    const request = approvalRequest('call_1', { expression: '6*7' });
+    const events: StreamEvent[] = [seal(question), seal(call), seal(request), paused];
+    return { log: [question, call, request], events, request };
+  }
+
+  /** The SDK's message after the person answered in the chat (`addToolApprovalResponse`). */
+  function responded(message: UIMessage, approved: boolean, reason?: string): UIMessage {
+    return {
+      ...message,
+      parts: message.parts.map((part) =>
+        part.type === 'dynamic-tool' && part.state === 'approval-requested'
+          ? {
+              ...part,
+              state: 'approval-responded',
+              approval: { id: part.approval.id, approved, ...(reason ? { reason } : {}) },
+            }
+          : part,
+      ),
+    };
+  }
+
+  /** The message the SDK builds from `parts` continuing `message`. */
+  async function continued(message: UIMessage, parts: UIMessageChunk[]) {
+    const stream = new ReadableStream<UIMessageChunk>({
+      start(controller) {
+        for (const part of parts) controller.enqueue(part);
+        controller.close();
+      },
+    });
+    let last: UIMessage | undefined;
+    for await (const update of readUIMessageStream({
+      message: structuredClone(message),
+      stream,
+      terminateOnError: true,
+    })) {
+      last = update;
+    }
+    return last && structuredClone(last);
+  }
+
+  it('sends a waiting call as a tool approval request, ending the message with tool-calls', async () => {
+    const { log, events, request } = pausedTurn();
+    const parts = partsOf(events);
+    expect(parts.slice(-3)).toEqual([
+      { type: 'tool-approval-request', approvalId: request.id, toolCallId: 'call_1' },
+      { type: 'finish-step' },
+      { type: 'finish', finishReason: 'tool-calls' },
+    ]);
+    const message = await sdkMessage(parts);
+    expect(message?.parts.find((part) => part.type === 'dynamic-tool')).toMatchObject({
+      state: 'approval-requested',
+      approval: { id: request.id },
+      input: { expression: '6*7' },
+    });
+    // The log gives the same message (a reload while it waits).
+    expect(message).toEqual(chunksToUIMessages(log)[1]);
+    // A resume that finds it waiting ends the message the same way.
+    const resumed = partsOf([...log.map(seal), waitingLive]);
+    expect(resumed.at(-1)).toEqual({ type: 'finish', finishReason: 'tool-calls' });
+    expect(await sdkMessage(resumed)).toEqual(message);
+  });
+
+  it.each([
+    ['approve', undefined, 'output-available'],
+    ['deny', 'not today', 'output-denied'],
+  ] as const)(
+    'goes on in the same message once the chat decided (%s)',
+    async (decision, reason, state) => {
+      const { log, events, request } = pausedTurn();
+      const shown = responded((await sdkMessage(partsOf(events)))!, decision === 'approve', reason);
+      const decided = approvalDecision('call_1', decision, reason);
+      const result =
+        decision === 'approve'
+          ? toolResult('call_1', { value: 42 })
+          : toolResult('call_1', `denied: ${reason}`, true);
+      const answer = text('Done.', { step: 1 });
+      const start: Partial<AnswerStart> = {
+        userChunkId: null,
+        turnId,
+        continued: { messageId: shown.id, calls: { call_1: request.id }, decided: ['call_1'] },
+      };
+      const resumedEvents: StreamEvent[] = [
+        // Connected before a worker claimed the wake-up: still waiting, and that ends nothing.
+        waitingLive,
+        { event: 'turn-start', data: { tabId, turnId } },
+        seal(decided),
+        seal(result),
+        ...streamed(answer, ['Do', 'ne.']),
+        turnDone('completed'),
+      ];
+      const parts = partsOf(resumedEvents, start);
+      expect(parts[0]).toEqual({
+        type: 'tool-approval-response',
+        approvalId: request.id,
+        approved: decision === 'approve',
+        ...(reason === undefined ? {} : { reason }),
+      });
+      expect(parts.some((part) => part.type === 'start')).toBe(false);
+      const final = await continued(shown, parts);
+      const tool = final?.parts.find((part) => part.type === 'dynamic-tool');
+      expect(tool).toMatchObject({
+        state,
+        approval: { id: request.id, approved: decision === 'approve' },
+      });
+      if (reason !== undefined) expect(tool).toMatchObject({ approval: { reason } });
+      expect(final).toEqual(chunksToUIMessages([...log, decided, result, answer])[1]);
+    },
+  );
+
+  it('ends a resumed stream that finds the turn waiting on new calls', () => {
+    const { request } = pausedTurn();
+    const second = toolCall('call_2', { expression: '1+1' }, { step: 1 });
+    const secondRequest = approvalRequest('call_2', { expression: '1+1' });
+    const parts = partsOf(
+      [
+        seal(approvalDecision('call_1', 'approve')),
+        seal(toolResult('call_1', { value: 42 })),
+        seal(second),
+        seal(secondRequest),
+        waitingLive,
+      ],
+      {
+        userChunkId: null,
+        turnId,
+        continued: { messageId: 'm', calls: { call_1: request.id }, decided: ['call_1'] },
+      },
+    );
+    expect(parts).toContainEqual({
+      type: 'tool-approval-request',
+      approvalId: secondRequest.id,
+      toolCallId: 'call_2',
+    });
+    expect(parts.at(-1)).toEqual({ type: 'finish', finishReason: 'tool-calls' });
+  });
+
+  it("puts the denial of a call a later message interrupted on that call, in the log's messages", () => {
+    const { log, request } = pausedTurn();
+    const later = user('never mind');
+    const denial = approvalDecision('call_1', 'deny', 'interrupted');
+    const result = toolResult('call_1', 'denied: interrupted', true);
+    const answer = text('Fine.', { step: 1 });
+    const messages = chunksToUIMessages([...log, later, denial, result, answer]);
+    expect(messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(messages[1]?.parts.find((part) => part.type === 'dynamic-tool')).toMatchObject({
+      state: 'output-denied',
+      approval: { id: request.id, approved: false, reason: 'interrupted' },
+    });
+    expect(messages[3]?.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Fine.', state: 'done' },
+    ]);
+  });
+
+  it('leaves out approvals of calls of other messages', () => {
+    const parts = partsOf(
+      [
+        seal(approvalRequest('call_elsewhere', {})),
+        seal(approvalDecision('call_elsewhere', 'deny')),
+      ],
+      { userChunkId: null, turnId },
+    );
+    expect(parts).toEqual([]);
+  });
+});

@@ -1,7 +1,14 @@
 import type { Chunk } from '@chunklog/chunk-core';
-import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from 'ai';
-import type { ChunklogClient, MessageMode } from '../client';
-import { ChunklogError } from '../errors';
+import type {
+  ChatRequestOptions,
+  ChatTransport,
+  DynamicToolUIPart,
+  ToolUIPart,
+  UIMessage,
+  UIMessageChunk,
+} from 'ai';
+import type { ChunklogClient, DecisionInput, MessageMode } from '../client';
+import { ApprovalConflictError, ChunklogError } from '../errors';
 import type { TabStreamOptions } from '../tab-stream';
 import { type AnswerStart, answerStep, initialAnswerState } from './answer-parts';
 import { chunksToUIMessages } from './chunks-to-ui-messages';
@@ -65,6 +72,9 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       );
     }
     const message = messages.at(-1);
+    if (message?.role === 'assistant') {
+      return this.sendApprovals(chatId, message, options.body, abortSignal);
+    }
     if (message?.role !== 'user') {
       throw new Error('the last message to send is not a user message');
     }
@@ -89,6 +99,65 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const after = stored?.userChunkId === chunkId ? stored.after : lastSeq;
     this.points.set(chatId, { after, userChunkId: chunkId });
     return this.answer(chatId, { after, userChunkId: chunkId, turnId: null }, abortSignal);
+  }
+
+  /**
+   * The chat answered tool approval requests (`addToolApprovalResponse`, then
+   * `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`): posts the
+   * decisions of the calls the tab still waits on and streams the resumed turn into the same
+   * message. `body.approvalInputs` (`{ [toolCallId]: input }`, given as the options of the
+   * response that sends) approves a call with edited input; the AI SDK has no such field.
+   */
+  private async sendApprovals(
+    chatId: string,
+    message: UI_MESSAGE,
+    body: object | undefined,
+    abortSignal: AbortSignal | undefined,
+  ): Promise<ReadableStream<UIMessageChunk>> {
+    const { calls, responses } = approvalsOf(message);
+    if (responses.length === 0) {
+      throw new Error('the last message is an assistant message without approval responses');
+    }
+    const inputs = approvalInputsOf(body);
+    const tab = await this.client.getTab(chatId, abortSignal);
+    const waiting = new Set(tab.waiting?.calls.map((call) => call.callId) ?? []);
+    const decisions: DecisionInput[] = responses
+      .filter((response) => waiting.has(response.callId))
+      .map(({ callId, approved, reason }) => {
+        if (!approved) {
+          return { callId, decision: 'deny', ...(reason ? { reason } : {}) };
+        }
+        const input = inputs[callId];
+        return { callId, decision: 'approve', ...(input === undefined ? {} : { input }) };
+      });
+    const decided = decisions.map((decision) => decision.callId);
+    if (decisions.length > 0) {
+      try {
+        await this.client.decide(chatId, decisions, {
+          // A retry of the same responses is the same request: stored once.
+          idempotencyKey: `ai-sdk:${message.id}:${decided.join(',')}`,
+          signal: abortSignal,
+        });
+      } catch (error) {
+        // Decided already (another tab, a teammate): the stream shows the decision that counts.
+        if (!(error instanceof ApprovalConflictError)) throw error;
+      }
+    }
+    // Calls still undecided keep the turn paused: the message is done until they are answered.
+    const open = [...waiting].filter((callId) => !decided.includes(callId));
+    if (tab.waiting === null || open.length > 0) {
+      return finishedStream();
+    }
+    return this.answer(
+      chatId,
+      {
+        after: tab.lastSeq,
+        userChunkId: null,
+        turnId: tab.waiting.turnId,
+        continued: { messageId: message.id, calls, decided },
+      },
+      abortSignal,
+    );
   }
 
   async reconnectToStream(
@@ -167,6 +236,51 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       cancel: () => release(),
     });
   }
+}
+
+/** The tool parts of a message: each call's approval id, and the approval responses given. */
+function approvalsOf(message: UIMessage): {
+  calls: Record<string, string>;
+  responses: Array<{ callId: string; approved: boolean; reason?: string }>;
+} {
+  const calls: Record<string, string> = {};
+  const responses: Array<{ callId: string; approved: boolean; reason?: string }> = [];
+  for (const part of message.parts) {
+    if (part.type !== 'dynamic-tool' && !part.type.startsWith('tool-')) continue;
+    const tool = part as ToolUIPart | DynamicToolUIPart;
+    calls[tool.toolCallId] = tool.approval?.id ?? '';
+    if (tool.state === 'approval-responded') {
+      responses.push({
+        callId: tool.toolCallId,
+        approved: tool.approval.approved,
+        ...(tool.approval.reason === undefined ? {} : { reason: tool.approval.reason }),
+      });
+    }
+  }
+  return { calls, responses };
+}
+
+/** `body.approvalInputs`: edited inputs by tool call id (objects only). */
+function approvalInputsOf(body: object | undefined): Record<string, Record<string, unknown>> {
+  const given = (body as { approvalInputs?: unknown } | undefined)?.approvalInputs;
+  const inputs: Record<string, Record<string, unknown>> = {};
+  if (typeof given !== 'object' || given === null) return inputs;
+  for (const [callId, input] of Object.entries(given)) {
+    if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+      inputs[callId] = input as Record<string, unknown>;
+    }
+  }
+  return inputs;
+}
+
+/** A stream that only ends the message (nothing to wait for now). */
+function finishedStream(): ReadableStream<UIMessageChunk> {
+  return new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      controller.enqueue({ type: 'finish', finishReason: 'tool-calls' });
+      controller.close();
+    },
+  });
 }
 
 function modeOf(body: object | undefined): MessageMode | undefined {

@@ -11,7 +11,61 @@ import { answerPartKind, chunkText } from './answer-chunk';
 export function chunksToUIMessages(chunks: readonly Chunk[]): UIMessage[] {
   const messages: UIMessage[] = [];
   let answer: { message: UIMessage; turnId: string; step: number } | null = null;
+  const denied = new Set<string>();
+  /**
+   * Messages holding a call that waited for a person, by call id: a message sent meanwhile
+   * starts a new message and denies the call (`interrupted`), and the decision and the result
+   * still belong to the call's own part.
+   */
+  const waitedIn = new Map<string, { message: UIMessage; turnId: string }>();
+  /** The tool part of a call of the current answer (or one that waited), and where it is. */
+  const callPart = (callId: string, turnId: string) => {
+    const holder =
+      answer?.turnId === turnId &&
+      answer.message.parts.some(
+        (part) => part.type === 'dynamic-tool' && part.toolCallId === callId,
+      )
+        ? answer
+        : waitedIn.get(callId);
+    if (holder === undefined || holder.turnId !== turnId) return null;
+    const parts = holder.message.parts;
+    const index = parts.findIndex(
+      (part) => part.type === 'dynamic-tool' && part.toolCallId === callId,
+    );
+    const part = parts[index] as DynamicToolUIPart | undefined;
+    return part === undefined ? null : { parts, index, part };
+  };
   for (const chunk of chunks) {
+    if (chunk.type === 'approval_request' || chunk.type === 'approval_decision') {
+      // As the live stream sends them: the call's part waits for, or has, a decision.
+      const found = callPart(chunk.data.callId, chunk.turnId);
+      if (found === null) continue;
+      const { parts, index, part } = found;
+      const base = {
+        type: 'dynamic-tool' as const,
+        toolName: part.toolName,
+        toolCallId: part.toolCallId,
+        input: part.input,
+        providerExecuted: true,
+      };
+      if (chunk.type === 'approval_request') {
+        parts[index] = { ...base, state: 'approval-requested', approval: { id: chunk.id } };
+        if (answer !== null) waitedIn.set(chunk.data.callId, answer);
+      } else if (part.approval !== undefined) {
+        const { decision, reason } = chunk.data;
+        if (decision === 'deny') denied.add(chunk.data.callId);
+        parts[index] = {
+          ...base,
+          state: 'approval-responded',
+          approval: {
+            id: part.approval.id,
+            approved: decision === 'approve',
+            ...(reason === undefined ? {} : { reason }),
+          },
+        };
+      }
+      continue;
+    }
     if (chunk.type === 'text' && chunk.role === 'user') {
       messages.push({
         id: chunk.id,
@@ -24,13 +78,11 @@ export function chunksToUIMessages(chunks: readonly Chunk[]): UIMessage[] {
     const kind = answerPartKind(chunk);
     if (kind === null) continue;
     if (kind === 'tool-result') {
-      if (chunk.type !== 'tool_result' || answer?.turnId !== chunk.turnId) continue;
+      if (chunk.type !== 'tool_result') continue;
       const { callId, result, isError } = chunk.data;
-      const index = answer.message.parts.findIndex(
-        (part) => part.type === 'dynamic-tool' && part.toolCallId === callId,
-      );
-      const call = answer.message.parts[index] as DynamicToolUIPart | undefined;
-      if (call === undefined) continue;
+      const found = callPart(callId, chunk.turnId);
+      if (found === null) continue;
+      const { parts, index, part: call } = found;
       const tool = {
         type: 'dynamic-tool' as const,
         toolName: call.toolName,
@@ -38,9 +90,20 @@ export function chunksToUIMessages(chunks: readonly Chunk[]): UIMessage[] {
         input: call.input,
         providerExecuted: true,
       };
-      answer.message.parts[index] = isError
-        ? { ...tool, state: 'output-error', errorText: toolResultText(result) }
-        : { ...tool, state: 'output-available', output: result };
+      const approval = call.approval;
+      if (denied.has(callId) && approval !== undefined) {
+        parts[index] = {
+          ...tool,
+          state: 'output-denied',
+          approval: { ...approval, approved: false },
+        };
+      } else {
+        const kept =
+          approval === undefined ? {} : { approval: { ...approval, approved: true as const } };
+        parts[index] = isError
+          ? { ...tool, ...kept, state: 'output-error', errorText: toolResultText(result) }
+          : { ...tool, ...kept, state: 'output-available', output: result };
+      }
       continue;
     }
     if (answer === null || answer.turnId !== chunk.turnId) {

@@ -6,7 +6,7 @@
 import { useChat } from '@ai-sdk/react';
 import { createClient } from '@chunklog/client';
 import { ChunklogChatTransport } from '@chunklog/client/ai-sdk';
-import type { UIMessage } from 'ai';
+import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
 import { type FormEvent, StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 
@@ -23,11 +23,13 @@ function App() {
 }
 
 function Chat({ initial }: { initial: UIMessage[] }) {
-  const { messages, sendMessage, status, error } = useChat({
+  const { messages, sendMessage, status, error, addToolApprovalResponse } = useChat({
     id: tabId,
     messages: initial,
     transport,
     resume: true,
+    // A call that waited for a person goes on once the person answered it.
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
   const [text, setText] = useState('');
   const submit = (event: FormEvent) => {
@@ -66,6 +68,30 @@ function Chat({ initial }: { initial: UIMessage[] }) {
                   <pre data-testid="tool-input">{JSON.stringify(part.input)}</pre>
                   {part.state === 'output-available' && (
                     <pre data-testid="tool-output">{JSON.stringify(part.output)}</pre>
+                  )}
+                  {part.state === 'approval-requested' && (
+                    <>
+                      <button
+                        type="button"
+                        onClick={() =>
+                          addToolApprovalResponse({ id: part.approval.id, approved: true })
+                        }
+                      >
+                        Approve
+                      </button>
+                      <button
+                        type="button"
+                        onClick={() =>
+                          addToolApprovalResponse({
+                            id: part.approval.id,
+                            approved: false,
+                            reason: 'not from the browser',
+                          })
+                        }
+                      >
+                        Deny
+                      </button>
+                    </>
                   )}
                 </div>
               );
