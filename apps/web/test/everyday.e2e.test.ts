@@ -91,17 +91,20 @@ describe('model failures', () => {
     }
   });
 
-  it('says "Retrying (1 of 4)…" while an overloaded model is retried, then shows the answer', async () => {
+  it('says "Retrying (2 of 5)…" while an overloaded model is retried, then shows the answer', async () => {
     await createTabInPage(page, 'overloaded');
     // The simulator answers 529 twice, asking each time for a second's wait (retry-after), so
-    // each retry is on screen long enough to read; the worker's policy allows four retries.
+    // each retry is on screen long enough to read; the worker's policy allows five attempts, so
+    // the retries are attempts 2 and 3 of 5.
     await sendInPage(
       page,
       'Hello [[sim: error 529 retry-after=1 times=2]] [[sim: text "made it"]]',
     );
     const activity = page.getByTestId('activity');
-    for (const retry of [1, 2]) {
-      await activity.filter({ hasText: `Retrying (${retry} of 4)…` }).waitFor({ timeout: 10_000 });
+    for (const attempt of [2, 3]) {
+      await activity
+        .filter({ hasText: `Retrying (${attempt} of 5)…` })
+        .waitFor({ timeout: 10_000 });
       const text = (await activity.textContent()) ?? '';
       expect(text).toContain('529 overloaded_error');
       expect(text).toMatch(/trying again in 1 s/);
