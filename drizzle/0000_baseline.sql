@@ -383,17 +383,23 @@ END
 $$;
 --> statement-breakpoint
 -- Deletes a tab (of the given tenant, when one is given) and its chunks under the append lock,
--- so no append can land a chunk for a deleted tab. Inbox rows go by foreign-key cascade.
+-- so no append can land a chunk for a deleted tab. Inbox rows go by foreign-key cascade. Chunks
+-- a fork refers to stay until no fork does (chunklog_collect_chunks), and a fork's deletion
+-- collects those of its deleted ancestors that nothing refers to any more.
 CREATE FUNCTION chunklog_delete_tab(p_tab_id uuid, p_tenant_id text) RETURNS boolean
 LANGUAGE plpgsql
 AS $$
+DECLARE
+  v_ancestors uuid[];
 BEGIN
   PERFORM pg_advisory_xact_lock(chunklog_tab_lock_key(p_tab_id));
+  SELECT coalesce(array_agg(s.ancestor_id), '{}') INTO v_ancestors
+  FROM fork_segments s WHERE s.tab_id = p_tab_id;
   DELETE FROM tabs WHERE tabs.id = p_tab_id AND (p_tenant_id IS NULL OR tabs.tenant_id = p_tenant_id);
   IF NOT FOUND THEN
     RETURN false;
   END IF;
-  DELETE FROM chunks WHERE chunks.tab_id = p_tab_id;
+  PERFORM chunklog_collect_chunks(array_append(v_ancestors, p_tab_id));
   RETURN true;
 END
 $$;

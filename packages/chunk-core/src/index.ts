@@ -39,6 +39,7 @@ export {
   NotFoundError,
 } from './errors/errors';
 export { type DeltaPlacement, placeDelta, placeSeal, type SealPlacement } from './exactly-once';
+export { isForkPoint, nearestForkPoints } from './fork/fork-point';
 export {
   initialStreamState,
   interruptedBlock,

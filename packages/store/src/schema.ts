@@ -49,6 +49,10 @@ export const tabs = pgTable(
       .notNull()
       .references(() => tenants.id, { onDelete: 'cascade' }),
     parentTabId: uuid('parent_tab_id'),
+    // A fork: the tab it was forked from (null once that tab is deleted) and the seq it forked
+    // after; its history up to that seq is the parent's, by reference (fork_segments).
+    forkOf: uuid('fork_of'),
+    forkSeq: bigint('fork_seq', { mode: 'number' }),
     title: text('title').notNull().default(''),
     config: jsonb('config').notNull().default({}),
     status: text('status').notNull().default('idle'),
@@ -89,11 +93,14 @@ export const tabs = pgTable(
       .on(table.leaseExpiresAt)
       .where(sql`${table.status} = 'running'`),
     index('tabs_parent_tab_id_index').on(table.parentTabId),
+    index('tabs_fork_of_index').on(table.forkOf, table.position),
     index('tabs_waiting_expiry_index')
       .on(table.waitingExpiresAt)
       .where(sql`${table.waitingExpiresAt} IS NOT NULL`),
     // A subagent's child tab outlives its parent's deletion as a top-level tab.
     foreignKey({ columns: [table.parentTabId], foreignColumns: [table.id] }).onDelete('set null'),
+    // A fork outlives its parent's deletion, its history kept (fork_segments).
+    foreignKey({ columns: [table.forkOf], foreignColumns: [table.id] }).onDelete('set null'),
     check('tabs_status_check', sql`${table.status} in ('idle', 'running')`),
   ],
 );
@@ -150,6 +157,29 @@ export const inbox = pgTable(
       'inbox_mode_check',
       sql`${table.mode} in ('interrupt', 'enqueue', 'reject', 'compact', 'approval')`,
     ),
+  ],
+);
+
+/**
+ * What a fork refers to instead of copying: for each tab whose chunks it shows (its parent, the
+ * parent's parent, ...), the seq range it shows of them, `lo < seq <= hi`. A fork's own chunks
+ * are its own rows, from `hi` of its parent's segment on. No foreign key on `ancestor_id`: a
+ * deleted tab's chunks stay while a fork refers to them (chunklog_delete_tab collects them once
+ * none does).
+ */
+export const forkSegments = pgTable(
+  'fork_segments',
+  {
+    tabId: uuid('tab_id')
+      .notNull()
+      .references(() => tabs.id, { onDelete: 'cascade' }),
+    ancestorId: uuid('ancestor_id').notNull(),
+    lo: bigint('lo', { mode: 'number' }).notNull(),
+    hi: bigint('hi', { mode: 'number' }).notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tabId, table.ancestorId] }),
+    index('fork_segments_ancestor_index').on(table.ancestorId),
   ],
 );
 

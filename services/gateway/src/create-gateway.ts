@@ -37,6 +37,7 @@ import { webAppPlugin } from './http/web-app-plugin';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics/gateway-metrics';
 import { approvalRoutes } from './routes/approval-routes';
 import { chunkRoutes } from './routes/chunk-routes';
+import { forkRoutes } from './routes/fork-routes';
 import type { GatewayContext, GatewayStore } from './routes/gateway-context';
 import { healthRoutes } from './routes/health-routes';
 import { messageRoutes } from './routes/message-routes';
@@ -304,6 +305,7 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(tabRoutes, { context });
   await app.register(messageRoutes, { context });
   await app.register(approvalRoutes, { context });
+  await app.register(forkRoutes, { context });
   await app.register(chunkRoutes, { context });
   await app.register(streamRoutes, { context });
   await app.register(webhookRoutes, { context });

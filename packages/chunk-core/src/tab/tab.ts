@@ -89,6 +89,10 @@ const StoredTabConfigSchema = TabConfigFieldsSchema.extend({
 export const TabSchema = z.object({
   id: z.uuid(),
   parentTabId: z.uuid().nullable(),
+  /** A fork: the tab it was forked from (null for a tab that is no fork, or once it is deleted). */
+  forkOf: z.uuid().nullable(),
+  /** A fork: the seq it was forked after; its history up to there is the parent's. */
+  forkSeq: z.number().int().nonnegative().nullable(),
   title: z.string(),
   config: StoredTabConfigSchema,
   status: TabStatusSchema,

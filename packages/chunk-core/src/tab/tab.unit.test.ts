@@ -66,6 +66,8 @@ function storedTab(id: number, config: unknown) {
   return {
     id: `00000000-0000-4000-8000-00000000000${id}`,
     parentTabId: null,
+    forkOf: null,
+    forkSeq: null,
     title: 'old',
     config,
     status: 'idle',

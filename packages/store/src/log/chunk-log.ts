@@ -6,7 +6,7 @@ import { type BigintValue, maxPageLimit, parse, requireTabId } from '../input';
 import type { RunStatement } from '../sql-client';
 import { type ChunkRow, chunkColumns, chunkFromRow } from './chunk-row';
 import type { AppendRequest, GroupCommit } from './group-commit';
-import { type PageRange, pageStatement } from './page-statement';
+import { type PageRange, pageStatement, segmentsOf } from './page-statement';
 import { validateAppend } from './validate-append';
 
 export interface PageOptions {
@@ -124,8 +124,12 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
       const id = requireTabId(tabId);
       const rows = await run<ChunkRow>(
         'read all',
-        `SELECT ${chunkColumns}
-         FROM tabs t LEFT JOIN chunks c ON c.tab_id = t.id
+        `WITH segments AS (${segmentsOf('$1')})
+         SELECT ${chunkColumns}
+         FROM tabs t LEFT JOIN LATERAL (
+           SELECT c.* FROM segments g
+           JOIN chunks c ON c.tab_id = g.tab_id AND c.seq > g.lo AND c.seq <= g.hi
+         ) c ON true
          WHERE t.id = $1 ORDER BY c.seq`,
         [id],
       );
@@ -140,14 +144,23 @@ export function createSqlChunkLog(run: RunStatement, groupCommit: GroupCommit): 
       // (tab_id, seq) index instead of the whole table.
       const [latest] = await run<{ through_seq: BigintValue | null }>(
         'find the latest compaction',
-        `SELECT (data->>'throughSeq')::bigint AS through_seq FROM chunks
-         WHERE tab_id = $1 AND type = 'compaction' ORDER BY seq DESC LIMIT 1`,
+        `WITH segments AS (${segmentsOf('$1')})
+         SELECT (k.data->>'throughSeq')::bigint AS through_seq
+         FROM segments g, LATERAL (
+           SELECT c.seq, c.data FROM chunks c
+           WHERE c.tab_id = g.tab_id AND c.type = 'compaction' AND c.seq > g.lo AND c.seq <= g.hi
+           ORDER BY c.seq DESC LIMIT 1) k
+         ORDER BY k.seq DESC LIMIT 1`,
         [id],
       );
       const rows = await run<ChunkRow>(
         'read from the latest compaction',
-        `SELECT ${chunkColumns}
-         FROM tabs t LEFT JOIN chunks c ON c.tab_id = t.id AND c.seq > $2
+        `WITH segments AS (${segmentsOf('$1')})
+         SELECT ${chunkColumns}
+         FROM tabs t LEFT JOIN LATERAL (
+           SELECT c.* FROM segments g
+           JOIN chunks c ON c.tab_id = g.tab_id AND c.seq > greatest(g.lo, $2::bigint) AND c.seq <= g.hi
+         ) c ON true
          WHERE t.id = $1 ORDER BY c.seq`,
         [id, Number(latest?.through_seq ?? 0)],
       );

@@ -1,5 +1,17 @@
 import { chunkColumns } from './chunk-row';
 
+/**
+ * The parts of a tab's history as `(tab_id, lo, hi)`, seqs `lo < seq <= hi` of `tab_id`'s rows:
+ * the tab's own chunks, and for a fork the ranges of its ancestors it refers to (fork_segments).
+ * A plain tab has the one segment of its own; a fork n levels deep has n + 1. `tab` is the SQL
+ * of the tab id (a parameter).
+ */
+export function segmentsOf(tab: string): string {
+  return `SELECT ${tab}::uuid AS tab_id, 0::bigint AS lo, 9223372036854775807::bigint AS hi
+    UNION ALL
+    SELECT s.ancestor_id, s.lo, s.hi FROM fork_segments s WHERE s.tab_id = ${tab}::uuid`;
+}
+
 /** Which end of a tab a page is read from. */
 export type PageRange =
   | { kind: 'tail' }
@@ -8,8 +20,9 @@ export type PageRange =
 
 /**
  * The one statement behind a page: the tab's total and up to `fetch` chunks in one snapshot.
- * Seqs are gap-free between the lowest and highest stored, so total is two index probes, never
- * a count; the chunks are a range scan of (tab_id, seq), so a page costs the same at any depth.
+ * Seqs are gap-free between the lowest and highest stored, so total is two index probes per
+ * segment, never a count; the chunks are a range scan of (tab_id, seq) per segment, so a page
+ * costs the same at any depth, and a fork's pages read its ancestors' rows in place.
  * Parameters: $1 tab id, $2 rows to fetch, $3 the bound seq (absent for the tail).
  */
 export function pageStatement(
@@ -33,13 +46,21 @@ export function pageStatement(
   })();
   return {
     name: `chunklog_page_${range.kind}`,
-    text: `SELECT
-        (SELECT h.seq FROM chunks h WHERE h.tab_id = t.id ORDER BY h.seq DESC LIMIT 1) AS highest_seq,
-        (SELECT l.seq FROM chunks l WHERE l.tab_id = t.id ORDER BY l.seq ASC LIMIT 1) AS lowest_seq,
+    text: `WITH segments AS (${segmentsOf('$1')})
+      SELECT
+        (SELECT max(h.seq) FROM segments g, LATERAL (
+          SELECT h.seq FROM chunks h WHERE h.tab_id = g.tab_id AND h.seq > g.lo AND h.seq <= g.hi
+          ORDER BY h.seq DESC LIMIT 1) h) AS highest_seq,
+        (SELECT min(l.seq) FROM segments g, LATERAL (
+          SELECT l.seq FROM chunks l WHERE l.tab_id = g.tab_id AND l.seq > g.lo AND l.seq <= g.hi
+          ORDER BY l.seq ASC LIMIT 1) l) AS lowest_seq,
         ${chunkColumns}
       FROM tabs t
       LEFT JOIN LATERAL (
-        SELECT * FROM chunks c WHERE c.tab_id = t.id ${shape.condition}
+        SELECT c.* FROM segments g, LATERAL (
+          SELECT * FROM chunks c
+          WHERE c.tab_id = g.tab_id AND c.seq > g.lo AND c.seq <= g.hi ${shape.condition}
+          ORDER BY c.seq ${shape.order} LIMIT $2) c
         ORDER BY c.seq ${shape.order} LIMIT $2
       ) c ON true
       WHERE t.id = $1`,

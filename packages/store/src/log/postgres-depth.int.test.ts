@@ -92,7 +92,7 @@ describe.skipIf(adminUrl === null)('a tab with a million chunks on Postgres', ()
     expect(fromStart.hasMore).toBe(true);
   });
 
-  it('plans every page as a bounded index range scan with no sort', async () => {
+  it('plans every page as a bounded index range scan, sorting no more than the page', async () => {
     const ranges: PageRange[] = [
       { kind: 'tail' },
       { kind: 'before', seq: 100_000 },
@@ -114,10 +114,11 @@ describe.skipIf(adminUrl === null)('a tab with a million chunks on Postgres', ()
           await client.query('DEALLOCATE page_probe');
           const nodes = planNodes(explained.rows[0]['QUERY PLAN'][0].Plan as PlanNode);
           const label = `${pageRange.kind} ${mode}`;
-          expect(
-            nodes.filter((node) => node['Node Type'].includes('Sort')),
-            label,
-          ).toEqual([]);
+          // The pages of a tab's segments (one for a tab that is no fork) are merged by seq: a
+          // sort of at most a page per segment, never of the tab.
+          for (const sort of nodes.filter((node) => node['Node Type'].includes('Sort'))) {
+            expect(sort['Actual Rows'], label).toBeLessThanOrEqual(51);
+          }
           // The page itself plus the two probes behind the total: all range scans of the
           // (tab_id, seq) index that stop at the page, never a walk of the tab.
           const chunkScans = nodes.filter((node) => node['Relation Name'] === 'chunks');

@@ -6,7 +6,8 @@ import type { BigintValue } from '../input';
  * lastSeq is the tail the append function computes: the highest stored seq (one backward index
  * probe) or the highest seq a clear removed, whichever is higher.
  */
-export const tabColumns = `t.id, t.position, t.tenant_id, t.parent_tab_id, t.title, t.config,
+export const tabColumns = `t.id, t.position, t.tenant_id, t.parent_tab_id, t.fork_of, t.fork_seq,
+  t.title, t.config,
   t.status, t.active_turn_id, t.waiting,
   greatest(t.seq_floor, coalesce(
     (SELECT c.seq FROM chunks c WHERE c.tab_id = t.id ORDER BY c.seq DESC LIMIT 1), 0)) AS last_seq,
@@ -20,6 +21,8 @@ export interface TabRow extends Record<string, unknown> {
   position: BigintValue;
   tenant_id: string;
   parent_tab_id: string | null;
+  fork_of: string | null;
+  fork_seq: BigintValue | null;
   title: string;
   config: TabConfig;
   status: TabStatus;
@@ -44,6 +47,8 @@ export function tabFromRow(row: TabRow): Tab {
   return {
     id: row.id,
     parentTabId: row.parent_tab_id,
+    forkOf: row.fork_of,
+    forkSeq: row.fork_seq === null ? null : Number(row.fork_seq),
     title: row.title,
     config: row.config,
     // A paused turn holds no lease: the tab is idle in the table and waiting to its reader.

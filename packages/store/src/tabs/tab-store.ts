@@ -18,6 +18,25 @@ export interface TabStore {
     parentTabId?: string;
     id?: string;
   }): Promise<Tab>;
+  /**
+   * Forks a tab after `atSeq` (0..its last seq): a new tab of the same tenant and settings whose
+   * history up to `atSeq` is the parent's, by reference, and whose own chunks continue at
+   * `atSeq + 1`. Costs the same at any depth. Where a fork may be made (not mid-step) is the
+   * caller's to check (chunk-core's isForkPoint). With an id, idempotent as createTab is.
+   * Throws NotFoundError for another tenant's parent.
+   */
+  forkTab(input: {
+    tenantId: string;
+    parentTabId: string;
+    atSeq: number;
+    title?: string;
+    id?: string;
+  }): Promise<Tab>;
+  /** The tab's forks, newest first, a page at a time (the versions a client shows). */
+  listForks(
+    tabId: string,
+    options: { tenantId?: string; limit: number; cursor?: string },
+  ): Promise<{ tabs: Tab[]; nextCursor: string | null }>;
   /** Throws NotFoundError when absent or (with tenantId) another tenant's. */
   getTab(tabId: string, options?: { tenantId?: string }): Promise<Tab>;
   listTabs(
@@ -56,6 +75,24 @@ const RenameTabSchema = z
   .object({ title: TitleSchema, tenantId: TenantIdSchema.optional() })
   .strict();
 
+const ForkTabSchema = z
+  .object({
+    tenantId: TenantIdSchema,
+    parentTabId: IdSchema,
+    atSeq: z.number().int().nonnegative(),
+    title: TitleSchema.optional(),
+    id: IdSchema.optional(),
+  })
+  .strict();
+
+const ListForksSchema = z
+  .object({
+    tenantId: TenantIdSchema.optional(),
+    limit: z.number().int().min(1).max(maxPageLimit),
+    cursor: z.string().optional(),
+  })
+  .strict();
+
 const ListTabsSchema = z
   .object({ limit: z.number().int().min(1).max(maxPageLimit), cursor: z.string().optional() })
   .strict();
@@ -88,6 +125,45 @@ export function createSqlTabStore(run: RunStatement): TabStore {
         return store.getTab(parsed.id, { tenantId: parsed.tenantId });
       }
       throw new NotFoundError(`parent tab ${parsed.parentTabId} not found`);
+    },
+
+    async forkTab(input) {
+      const parsed = parse(ForkTabSchema, input, 'fork');
+      const [row] = await run<{ id: string }>(
+        'fork tab',
+        'SELECT chunklog_fork($1, $2, $3, $4, $5) AS id',
+        [
+          parsed.parentTabId,
+          parsed.tenantId,
+          parsed.atSeq,
+          parsed.id ?? null,
+          parsed.title ?? null,
+        ],
+      );
+      if (row === undefined) throw new NotFoundError(`tab ${parsed.parentTabId} not found`);
+      // A replayed id of another tenant's tab is not found, as for createTab.
+      return store.getTab(row.id, { tenantId: parsed.tenantId });
+    },
+
+    async listForks(tabId, options) {
+      const id = requireTabId(tabId);
+      const { limit, cursor, tenantId } = parse(ListForksSchema, options, 'listing options');
+      await store.getTab(id, tenantId === undefined ? {} : { tenantId });
+      const position = cursor === undefined ? null : decodeTabCursor(cursor);
+      const rows = await run<TabRow>(
+        'list forks',
+        `SELECT ${tabColumns} FROM tabs t WHERE t.fork_of = $1
+           AND ($3::bigint IS NULL OR t.position < $3)
+         ORDER BY t.position DESC LIMIT $2`,
+        [id, limit + 1, position],
+      );
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        tabs: page.map(tabFromRow),
+        nextCursor:
+          rows.length > limit && last !== undefined ? encodeTabCursor(Number(last.position)) : null,
+      };
     },
 
     async getTab(tabId, options) {

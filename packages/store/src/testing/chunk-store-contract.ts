@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  type Chunk,
   ConflictError,
   InvalidInputError,
   type NewChunk,
@@ -131,6 +132,8 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
           status: 'idle',
           activeTurnId: null,
           parentTabId: null,
+          forkOf: null,
+          forkSeq: null,
           lastSeq: 0,
           usage: zeroUsage,
         });
@@ -1051,6 +1054,134 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         ).toBeInstanceOf(InvalidInputError);
         expect(await inboxPutError(randomUUID())).toBeInstanceOf(NotFoundError);
         expect(await store.inboxList(tab.id)).toEqual([]);
+      });
+    });
+
+    describe('forks', () => {
+      /** Appends `count` user texts to `tabId` and returns the stored chunks. */
+      async function fill(tabId: string, count: number, label: string): Promise<Chunk[]> {
+        const stored: Chunk[] = [];
+        for (let at = 0; at < count; at += 1) {
+          stored.push(...(await store.append(tabId, [textChunk(tabId, `${label} ${at}`)])));
+        }
+        return stored;
+      }
+      const bodies = (chunks: readonly Chunk[]) =>
+        chunks.map(({ seq, type, role, data }) => ({ seq, type, role, data }));
+
+      it('shows the parent up to the fork point and its own chunks after, by every read, as a copy would', async () => {
+        const tenantId = await newTenant();
+        const parent = await newTab(tenantId);
+        await fill(parent.id, 12, 'parent');
+        const fork = await store.forkTab({ tenantId, parentTabId: parent.id, atSeq: 7 });
+        expect(fork).toMatchObject({ forkOf: parent.id, forkSeq: 7, lastSeq: 7, status: 'idle' });
+        // Its own chunks continue after the fork point; the parent goes on apart.
+        const own = await fill(fork.id, 5, 'fork');
+        expect(own.map((chunk) => chunk.seq)).toEqual([8, 9, 10, 11, 12]);
+        await fill(parent.id, 3, 'parent later');
+        const copy = await newTab(tenantId);
+        const parentLog = await store.readAll(parent.id);
+        for (const chunk of [...parentLog.slice(0, 7), ...own]) {
+          await store.append(copy.id, [textChunk(copy.id, (chunk.data as { text: string }).text)]);
+        }
+        const forkLog = await store.readAll(fork.id);
+        expect(forkLog.every((chunk) => chunk.tabId === fork.id)).toBe(true);
+        expect(bodies(forkLog)).toEqual(bodies(await store.readAll(copy.id)));
+        expect(forkLog.slice(0, 7).map((chunk) => chunk.id)).toEqual(
+          parentLog.slice(0, 7).map((chunk) => chunk.id),
+        );
+        for (const options of [
+          { limit: 4 },
+          { limit: 500 },
+          { after: 0, limit: 3 },
+          { after: 5, limit: 4 },
+          { after: 12, limit: 4 },
+          { before: 9, limit: 3 },
+          { before: 3, limit: 10 },
+        ]) {
+          const [mine, theirs] = await Promise.all([
+            store.page(fork.id, options),
+            store.page(copy.id, options),
+          ]);
+          expect({ ...mine, chunks: bodies(mine.chunks) }, JSON.stringify(options)).toEqual({
+            ...theirs,
+            chunks: bodies(theirs.chunks),
+          });
+        }
+        expect((await store.getTab(fork.id)).lastSeq).toBe(12);
+        expect(
+          (await store.listForks(parent.id, { tenantId, limit: 10 })).tabs.map((tab) => tab.id),
+        ).toEqual([fork.id]);
+        // Another tenant can neither fork it nor list its forks.
+        const stranger = await newTenant();
+        expect(
+          await rejection(store.forkTab({ tenantId: stranger, parentTabId: parent.id, atSeq: 1 })),
+        ).toBeInstanceOf(NotFoundError);
+        expect(
+          await rejection(store.listForks(parent.id, { tenantId: stranger, limit: 10 })),
+        ).toBeInstanceOf(NotFoundError);
+        expect(
+          await rejection(store.forkTab({ tenantId, parentTabId: parent.id, atSeq: 99 })),
+        ).toBeInstanceOf(ConflictError);
+      });
+
+      it('forks forks ten levels deep, each level reading its whole history', async () => {
+        const tenantId = await newTenant();
+        let tab = await newTab(tenantId);
+        const expected: string[] = [];
+        for (let level = 0; level <= 10; level += 1) {
+          const added = await fill(tab.id, 3, `level ${level}`);
+          // Each fork keeps all but the last chunk of its parent.
+          expected.push(...added.slice(0, 2).map((chunk) => (chunk.data as { text: string }).text));
+          if (level === 10) {
+            expected.push((added[2]!.data as { text: string }).text);
+            break;
+          }
+          const last = (await store.getTab(tab.id)).lastSeq;
+          tab = await store.forkTab({ tenantId, parentTabId: tab.id, atSeq: last - 1 });
+        }
+        const log = await store.readAll(tab.id);
+        expect(log.map((chunk) => chunk.seq)).toEqual(log.map((_, at) => at + 1));
+        expect(log.map((chunk) => (chunk.data as { text: string }).text)).toEqual(expected);
+        const page = await store.page(tab.id, { before: 12, limit: 5 });
+        expect(page.chunks.map((chunk) => chunk.seq)).toEqual([7, 8, 9, 10, 11]);
+        expect(page.total).toBe(log.length);
+      });
+
+      it("keeps a fork's history when its parent is deleted", async () => {
+        const tenantId = await newTenant();
+        const parent = await newTab(tenantId);
+        await fill(parent.id, 6, 'parent');
+        const fork = await store.forkTab({ tenantId, parentTabId: parent.id, atSeq: 4 });
+        const child = await store.forkTab({ tenantId, parentTabId: fork.id, atSeq: 2 });
+        await fill(fork.id, 2, 'fork');
+        const before = await store.readAll(fork.id);
+        await store.deleteTab(parent.id, { tenantId });
+        expect(await rejection(store.getTab(parent.id))).toBeInstanceOf(NotFoundError);
+        expect(await store.readAll(fork.id)).toEqual(before);
+        expect((await store.getTab(fork.id)).forkOf).toBeNull();
+        await store.deleteTab(fork.id, { tenantId });
+        // The grandchild still shows what it refers to of both.
+        expect(bodies(await store.readAll(child.id))).toEqual(bodies(before.slice(0, 2)));
+      });
+
+      it('takes concurrent appends to a parent and its fork, each gap-free and its own', async () => {
+        const tenantId = await newTenant();
+        const parent = await newTab(tenantId);
+        await fill(parent.id, 3, 'base');
+        const fork = await store.forkTab({ tenantId, parentTabId: parent.id, atSeq: 3 });
+        await Promise.all(
+          Array.from({ length: 20 }, (_, at) =>
+            store.append(at % 2 === 0 ? parent.id : fork.id, [
+              textChunk(at % 2 === 0 ? parent.id : fork.id, `racing ${at}`),
+            ]),
+          ),
+        );
+        for (const tab of [parent, fork]) {
+          const log = await store.readAll(tab.id);
+          expect(log.map((chunk) => chunk.seq)).toEqual(log.map((_, at) => at + 1));
+          expect(log).toHaveLength(13);
+        }
       });
     });
 

@@ -56,6 +56,8 @@ function createWorld(tabId: string) {
       return {
         id: tabId,
         parentTabId: null,
+        forkOf: null,
+        forkSeq: null,
         title: '',
         config: {},
         status: 'running',
