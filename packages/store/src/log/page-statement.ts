@@ -30,14 +30,22 @@ export function pageStatement(
   fetch: number,
   range: PageRange,
 ): { name: string; text: string; values: unknown[]; descending: boolean } {
+  // A tab's seqs are gap-free from its lowest to its highest, a fork's across its segments too,
+  // so a page is a seq range known before any row is read: each segment reads only its part of
+  // it, and the merge sorts at most a page.
   const shape = (() => {
     switch (range.kind) {
       case 'tail':
-        return { condition: '', order: 'DESC', values: [] };
+        return { lower: 'b.highest_seq - $2', upper: 'b.highest_seq', order: 'DESC', values: [] };
       case 'before':
-        return { condition: 'AND c.seq < $3', order: 'DESC', values: [range.seq] };
+        return {
+          lower: '$3::bigint - 1 - $2',
+          upper: '$3::bigint - 1',
+          order: 'DESC',
+          values: [range.seq],
+        };
       case 'after':
-        return { condition: 'AND c.seq > $3', order: 'ASC', values: [range.seq] };
+        return { lower: '$3::bigint', upper: '$3::bigint + $2', order: 'ASC', values: [range.seq] };
       default: {
         const exhaustive: never = range;
         throw new TypeError(`unknown page range ${JSON.stringify(exhaustive)}`);
@@ -46,20 +54,21 @@ export function pageStatement(
   })();
   return {
     name: `chunklog_page_${range.kind}`,
-    text: `WITH segments AS (${segmentsOf('$1')})
-      SELECT
+    text: `WITH segments AS (${segmentsOf('$1')}),
+      bounds AS MATERIALIZED (SELECT
         (SELECT max(h.seq) FROM segments g, LATERAL (
           SELECT h.seq FROM chunks h WHERE h.tab_id = g.tab_id AND h.seq > g.lo AND h.seq <= g.hi
           ORDER BY h.seq DESC LIMIT 1) h) AS highest_seq,
         (SELECT min(l.seq) FROM segments g, LATERAL (
           SELECT l.seq FROM chunks l WHERE l.tab_id = g.tab_id AND l.seq > g.lo AND l.seq <= g.hi
-          ORDER BY l.seq ASC LIMIT 1) l) AS lowest_seq,
-        ${chunkColumns}
-      FROM tabs t
+          ORDER BY l.seq ASC LIMIT 1) l) AS lowest_seq)
+      SELECT b.highest_seq, b.lowest_seq, ${chunkColumns}
+      FROM tabs t CROSS JOIN bounds b
       LEFT JOIN LATERAL (
         SELECT c.* FROM segments g, LATERAL (
           SELECT * FROM chunks c
-          WHERE c.tab_id = g.tab_id AND c.seq > g.lo AND c.seq <= g.hi ${shape.condition}
+          WHERE c.tab_id = g.tab_id
+            AND c.seq > greatest(g.lo, ${shape.lower}) AND c.seq <= least(g.hi, ${shape.upper})
           ORDER BY c.seq ${shape.order} LIMIT $2) c
         ORDER BY c.seq ${shape.order} LIMIT $2
       ) c ON true
