@@ -150,12 +150,16 @@ describe('regenerating an answer and switching versions', () => {
     );
     expect(await position()).toBe('2/2');
 
-    // ‹ opens the original, focus on the switcher (its › as ‹ is at the end); › comes back.
+    // ‹ opens the original, focus on the switcher (its › as ‹ is at the end), with no frame
+    // between the two without messages (they share the question); › comes back.
+    await countEmptyFrames();
     await versions().getByRole('button', { name: 'Previous version' }).click();
     expect(await nextTab(forkId)).toBe(tabId);
     await versions().waitFor();
     expect(await position()).toBe('1/2');
     await expectScreenToEqualLog(page, app.api, tabId);
+    await page.waitForFunction(() => document.querySelectorAll('main .layer').length === 1);
+    expect(await emptyFrames()).toEqual({ empty: 0, frames: expect.any(Number) });
     await page.waitForFunction(() => document.activeElement?.closest('[data-testid=versions]'));
     expect(await focused()).toBe('BUTTON Next version');
     await page.keyboard.press('Enter');
@@ -185,6 +189,32 @@ describe('regenerating an answer and switching versions', () => {
     await sleep(0);
   });
 });
+
+/** From now on, counts the animation frames with no message text on the page. */
+async function countEmptyFrames(): Promise<void> {
+  await page.evaluate(() => {
+    const counts = { empty: 0, frames: 0, on: true };
+    (window as unknown as { emptyFrames: typeof counts }).emptyFrames = counts;
+    const sample = () => {
+      if (!counts.on) return;
+      counts.frames += 1;
+      if (document.querySelectorAll('[data-testid=text]').length === 0) counts.empty += 1;
+      requestAnimationFrame(sample);
+    };
+    requestAnimationFrame(sample);
+  });
+}
+
+/** Stops counting; the frames seen, and those without message text. */
+function emptyFrames(): Promise<{ empty: number; frames: number }> {
+  return page.evaluate(() => {
+    const counts = (
+      window as unknown as { emptyFrames: { empty: number; frames: number; on: boolean } }
+    ).emptyFrames;
+    counts.on = false;
+    return { empty: counts.empty, frames: counts.frames };
+  });
+}
 
 /**
  * With SCREENSHOT_DIR set, the page in the light and the dark theme (to look at the controls by
