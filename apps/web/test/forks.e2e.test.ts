@@ -50,7 +50,7 @@ async function ask(tabId: string, text: string, lastSeq: number): Promise<void> 
   await expectScreenToEqualLog(page, app.api, tabId);
 }
 
-const versions = () => page.getByRole('navigation', { name: 'Versions of this message' });
+const versions = () => page.getByRole('group', { name: 'Versions of this message' });
 const position = () => versions().getByTestId('version-position').textContent();
 const focused = () =>
   page.evaluate(() => {
@@ -79,7 +79,7 @@ describe('editing a message', () => {
     await edits.nth(1).click();
     const typed = 'Second, <b>edited</b>  &amp; kept? [[sim: text "Two, again."]]';
     await field.fill(typed);
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.keyboard.press('Control+Enter');
     const forkId = await nextTab(tabId);
     const fork = await app.api.tab(forkId);
     expect(fork).toMatchObject({ forkOf: tabId, forkSeq: 2 });
