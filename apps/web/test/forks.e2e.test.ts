@@ -5,7 +5,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { sleep } from '@chunklog/test-infra';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seriousViolations } from './support/a11y';
@@ -186,7 +185,6 @@ describe('regenerating an answer and switching versions', () => {
     const streamed = await expectScreenToEqualLog(page, app.api, forkId);
     expect(streamed.at(-1)?.text.split(' ')).toHaveLength(150);
     expect(await app.api.chunks(tabId)).toEqual(parentLog);
-    await sleep(0);
   });
 });
 
