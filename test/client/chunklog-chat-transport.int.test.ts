@@ -94,6 +94,72 @@ describe('ChunklogChatTransport', () => {
     expect(streamed?.parts.filter((part) => part.type === 'step-start')).toHaveLength(2);
   });
 
+  it('regenerates an answer and edits a message in forks, the chat going on in the fork', async () => {
+    const tab = await client.createTab({ title: 'ai-sdk versions' });
+    const forks: Array<{ chatId: string; tabId: string; reason: string }> = [];
+    const transport = new ChunklogChatTransport({
+      client,
+      storage: pageStorage(),
+      onFork: ({ chatId, tab: fork, reason }) => forks.push({ chatId, tabId: fork.id, reason }),
+    });
+    const question = userMessage('q1', 'Rain? [[sim: text "Wet."]]');
+    await messageOf(await send(transport, tab.id, question));
+    // useChat's regenerate(): the messages up to the user message, trigger regenerate-message.
+    const regenerated = await messageOf(
+      await transport.sendMessages({
+        trigger: 'regenerate-message',
+        chatId: tab.id,
+        messageId: undefined,
+        messages: [question],
+        abortSignal: undefined,
+      }),
+    );
+    expect(forks).toEqual([{ chatId: tab.id, tabId: expect.any(String), reason: 'regenerate' }]);
+    const regeneratedTab = forks[0]?.tabId ?? '';
+    expect(transport.tabOf(tab.id)).toBe(regeneratedTab);
+    const inFork = await storedMessages(regeneratedTab);
+    expect(inFork.map(textOf)).toEqual(['Rain? [[sim: text "Wet."]]', 'Wet.']);
+    expect(regenerated).toEqual(inFork[1]);
+    expect(regenerated?.id).not.toBe((await storedMessages(tab.id))[1]?.id);
+
+    // useChat's sendMessage({ text, messageId }) edits the message (here the fork's copy of it,
+    // a loaded message's id being its chunk id): a fork of the fork.
+    const loaded = await transport.loadMessages(tab.id);
+    expect(loaded).toEqual(inFork);
+    const edited = userMessage(loaded[0]?.id ?? '', 'Snow? [[sim: text "Cold."]]');
+    const editedAnswer = await messageOf(
+      await transport.sendMessages({
+        trigger: 'submit-message',
+        chatId: tab.id,
+        messageId: edited.id,
+        messages: [edited],
+        abortSignal: undefined,
+      }),
+    );
+    expect(forks.map((fork) => fork.reason)).toEqual(['regenerate', 'edit']);
+    const editedTab = transport.tabOf(tab.id);
+    expect(editedTab).toBe(forks[1]?.tabId);
+    expect(await client.getTab(editedTab)).toMatchObject({ forkOf: regeneratedTab, forkSeq: 0 });
+    const afterEdit = await storedMessages(editedTab);
+    expect(afterEdit.map(textOf)).toEqual(['Snow? [[sim: text "Cold."]]', 'Cold.']);
+    expect(editedAnswer).toEqual(afterEdit[1]);
+    // The next message goes to the fork; the tabs forked from keep their logs.
+    await messageOf(
+      await send(transport, tab.id, userMessage('q2', 'Why? [[sim: text "Winter."]]')),
+    );
+    expect((await storedMessages(editedTab)).map(textOf)).toEqual([
+      'Snow? [[sim: text "Cold."]]',
+      'Cold.',
+      'Why? [[sim: text "Winter."]]',
+      'Winter.',
+    ]);
+    expect((await storedMessages(tab.id)).map(textOf)).toEqual([
+      'Rain? [[sim: text "Wet."]]',
+      'Wet.',
+    ]);
+    expect((await storedMessages(regeneratedTab)).map(textOf)).toEqual(inFork.map(textOf));
+  });
+
   it('sends a message retried with the same id once, and streams its one answer', async () => {
     const tab = await client.createTab({ title: 'ai-sdk retry' });
     const storage = pageStorage();

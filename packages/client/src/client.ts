@@ -67,6 +67,38 @@ export interface SendMessageInput {
   idempotencyKey?: string;
 }
 
+export interface ForkInput {
+  /** The seq the fork branches after: its history is the parent's up to it (it must end a step). */
+  atSeq: number;
+  title?: string;
+  /** The same key on a retry returns the same fork instead of making another. */
+  idempotencyKey?: string;
+}
+
+export interface EditInput {
+  /** The seq of the user message to edit. */
+  seq: number;
+  /** The new text, sent in the fork where the message was. */
+  text: string;
+  title?: string;
+  /** The same key on a retry answers the same fork and message. */
+  idempotencyKey?: string;
+}
+
+export interface RegenerateInput {
+  /** The seq of the user message whose answer is made again. */
+  seq: number;
+  title?: string;
+  /** The same key on a retry answers the same fork and message. */
+  idempotencyKey?: string;
+}
+
+/** A fork made for a message (edit, regenerate), and the id its user chunk will have. */
+export interface ForkedMessage {
+  tab: Tab;
+  chunkId: string;
+}
+
 /** One decision on a call that waits for a person (`tab.waiting.calls`, `snapshot.waiting`). */
 export type DecisionInput =
   | {
@@ -205,6 +237,56 @@ export class ChunklogClient {
   /** Deletes a tab and its log. */
   async deleteTab(tabId: string, signal?: AbortSignal): Promise<void> {
     await this.request('DELETE', tabPath(tabId), { signal });
+  }
+
+  /**
+   * Forks a tab after `atSeq`: a new tab whose history up to there is this one's, by reference
+   * (the same chunk ids and seqs), with chunks of its own from `atSeq + 1`. A seq inside a model
+   * step rejects with `invalid_input` (400) naming the nearest allowed seqs.
+   */
+  async fork(tabId: string, input: ForkInput, signal?: AbortSignal): Promise<Tab> {
+    const { idempotencyKey, ...body } = input;
+    const answer = await this.exchange<{ tab: Tab }>('POST', `${tabPath(tabId)}/forks`, {
+      body,
+      headers: idempotencyHeaders(idempotencyKey),
+      signal,
+    });
+    return answer.body.tab;
+  }
+
+  /**
+   * Edits an earlier user message: a fork before the message at `seq`, with `text` sent there.
+   * The tab itself is untouched; open the returned `tab` to follow the new answer.
+   */
+  edit(tabId: string, input: EditInput, signal?: AbortSignal): Promise<ForkedMessage> {
+    const { idempotencyKey, ...body } = input;
+    return this.request<ForkedMessage>('POST', `${tabPath(tabId)}/edit`, {
+      body,
+      headers: idempotencyHeaders(idempotencyKey),
+      signal,
+    });
+  }
+
+  /**
+   * Answers the user message at `seq` again: a fork before it, with the same text sent there
+   * (its request reads the tab's prompt cache). The tab itself is untouched.
+   */
+  regenerate(tabId: string, input: RegenerateInput, signal?: AbortSignal): Promise<ForkedMessage> {
+    const { idempotencyKey, ...body } = input;
+    return this.request<ForkedMessage>('POST', `${tabPath(tabId)}/regenerate`, {
+      body,
+      headers: idempotencyHeaders(idempotencyKey),
+      signal,
+    });
+  }
+
+  /** One page of a tab's forks (its versions), newest first. */
+  forks(
+    tabId: string,
+    query: { limit?: number; cursor?: string } = {},
+    signal?: AbortSignal,
+  ): Promise<TabList> {
+    return this.request<TabList>('GET', `${tabPath(tabId)}/forks`, { query, signal });
   }
 
   /** Sends a user message; resolves once the gateway accepted it (202). */

@@ -1,4 +1,4 @@
-import type { Chunk } from '@chunklog/chunk-core';
+import type { Chunk, Tab } from '@chunklog/chunk-core';
 import type {
   ChatRequestOptions,
   ChatTransport,
@@ -7,7 +7,7 @@ import type {
   UIMessage,
   UIMessageChunk,
 } from 'ai';
-import type { ChunklogClient, DecisionInput, MessageMode } from '../client';
+import type { ChunklogClient, DecisionInput, ForkedMessage, MessageMode } from '../client';
 import { ApprovalConflictError, ChunklogError } from '../errors';
 import type { TabStreamOptions } from '../tab-stream';
 import { type AnswerStart, answerStep, initialAnswerState } from './answer-parts';
@@ -26,6 +26,12 @@ export interface ChunklogChatTransportOptions {
   storage?: ResumePointStorage;
   /** How the tab's live events are read (`transport: 'sse' | 'websocket'`, backoff, tickets). */
   stream?: Omit<TabStreamOptions, 'after'>;
+  /**
+   * A chat went on in a fork: `regenerate()` or an edit (`sendMessage({ text, messageId })`)
+   * made a new tab sharing the history before the message, and the chat's later requests go to
+   * it (`tabOf(chatId)`). Keep `tab.id` to open the chat there again (`useChat({ id: tab.id })`).
+   */
+  onFork?: (fork: { chatId: string; tab: Tab; reason: 'edit' | 'regenerate' }) => void;
 }
 
 const modes: readonly MessageMode[] = ['interrupt', 'enqueue', 'reject'];
@@ -48,12 +54,23 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   private readonly streamOptions: Omit<TabStreamOptions, 'after'>;
   /** The turn running when `loadMessages` read each tab: its answer may be partial there. */
   private readonly loadedTurns = new Map<string, string>();
+  private readonly onFork: ChunklogChatTransportOptions['onFork'];
+  /** The tab each chat goes on in, once an edit or a regenerate forked it. */
+  private readonly forks = new Map<string, string>();
+  /** The user chunk each message sent from here was stored as (a loaded message's id is it). */
+  private readonly sentChunks = new Map<string, string>();
 
   constructor(options: ChunklogChatTransportOptions) {
     this.client = options.client;
     this.mode = options.mode;
     this.points = new ResumePoints(options.storage);
     this.streamOptions = options.stream ?? {};
+    this.onFork = options.onFork;
+  }
+
+  /** The tab a chat's requests go to: the chat's id, or the fork an edit or regenerate made. */
+  tabOf(chatId: string): string {
+    return this.forks.get(chatId) ?? chatId;
   }
 
   async sendMessages(
@@ -65,14 +82,10 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       abortSignal: AbortSignal | undefined;
     } & ChatRequestOptions,
   ): Promise<ReadableStream<UIMessageChunk>> {
-    const { chatId, messages, abortSignal } = options;
-    if (options.trigger === 'regenerate-message') {
-      throw new Error(
-        'a chunklog tab is an append-only log: send a new message instead of regenerating one',
-      );
-    }
+    const { messages, abortSignal } = options;
+    const chatId = this.tabOf(options.chatId);
     const message = messages.at(-1);
-    if (message?.role === 'assistant') {
+    if (message?.role === 'assistant' && options.trigger === 'submit-message') {
       return this.sendApprovals(chatId, message, options.body, abortSignal);
     }
     if (message?.role !== 'user') {
@@ -81,6 +94,25 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
     const text = message.parts
       .flatMap((part) => (part.type === 'text' ? [part.text] : []))
       .join('');
+    // A tab is an append-only log: regenerating an answer, or editing a message the chat has
+    // (`sendMessage({ text, messageId })`), forks the tab before that message.
+    if (options.trigger === 'regenerate-message' || options.messageId !== undefined) {
+      const edit = options.trigger === 'submit-message';
+      const seq = await this.seqOf(chatId, message.id, abortSignal);
+      const made: ForkedMessage = edit
+        ? await this.client.edit(chatId, { seq, text }, abortSignal)
+        : await this.client.regenerate(chatId, { seq }, abortSignal);
+      this.forks.set(options.chatId, made.tab.id);
+      this.sentChunks.set(message.id, made.chunkId);
+      this.onFork?.({
+        chatId: options.chatId,
+        tab: made.tab,
+        reason: edit ? 'edit' : 'regenerate',
+      });
+      const start = { after: made.tab.forkSeq ?? seq - 1, userChunkId: made.chunkId };
+      this.points.set(made.tab.id, start);
+      return this.answer(made.tab.id, { ...start, turnId: null }, abortSignal);
+    }
     // Read before sending: the message's user chunk comes after this seq.
     const { lastSeq } = await this.client.getTab(chatId, abortSignal);
     const mode = modeOf(options.body) ?? this.mode;
@@ -94,6 +126,7 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       },
       abortSignal,
     );
+    this.sentChunks.set(message.id, chunkId);
     const stored = this.points.get(chatId);
     // A retry of a message stored already streams from where its first try did.
     const after = stored?.userChunkId === chunkId ? stored.after : lastSeq;
@@ -163,7 +196,8 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   async reconnectToStream(
     options: { chatId: string; abortSignal?: AbortSignal } & ChatRequestOptions,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    const { chatId, abortSignal } = options;
+    const { abortSignal } = options;
+    const chatId = this.tabOf(options.chatId);
     const start =
       this.points.get(chatId) ??
       (await findAnswerStart(
@@ -177,7 +211,8 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
   }
 
   /** The tab's whole log as `useChat` messages (`useChat({ id, messages, resume: true })`). */
-  async loadMessages(tabId: string, signal?: AbortSignal): Promise<UI_MESSAGE[]> {
+  async loadMessages(chatId: string, signal?: AbortSignal): Promise<UI_MESSAGE[]> {
+    const tabId = this.tabOf(chatId);
     const { activeTurnId } = await this.client.getTab(tabId, signal);
     if (activeTurnId === null) this.loadedTurns.delete(tabId);
     else this.loadedTurns.set(tabId, activeTurnId);
@@ -189,6 +224,20 @@ export class ChunklogChatTransport<UI_MESSAGE extends UIMessage = UIMessage>
       if (!page.hasMore || page.chunks.length === 0) break;
     }
     return chunksToUIMessages(chunks) as UI_MESSAGE[];
+  }
+
+  /** The seq of a message of the chat in its tab (its user chunk), read from the log. */
+  private async seqOf(tabId: string, messageId: string, signal?: AbortSignal): Promise<number> {
+    const chunkId = this.sentChunks.get(messageId) ?? messageId;
+    let after = 0;
+    for (;;) {
+      const page = await this.client.chunks(tabId, { after, limit: 500 }, signal);
+      const found = page.chunks.find((chunk) => chunk.id === chunkId && chunk.role === 'user');
+      if (found) return found.seq;
+      if (!page.hasMore || page.chunks.length === 0) break;
+      after = page.chunks.at(-1)?.seq ?? after;
+    }
+    throw new Error(`message ${messageId} is not a user message of tab ${tabId}`);
   }
 
   /** The answer from `start` to its end, as UI message parts read from the tab's stream. */
