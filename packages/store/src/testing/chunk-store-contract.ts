@@ -5,9 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  buildMessages,
   type Chunk,
   ConflictError,
   InvalidInputError,
+  isForkPoint,
   type NewChunk,
   NotFoundError,
   type Tab,
@@ -1123,6 +1125,109 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
         expect(
           await rejection(store.forkTab({ tenantId, parentTabId: parent.id, atSeq: 99 })),
         ).toBeInstanceOf(ConflictError);
+      });
+
+      it('for any log and any allowed fork point, reads and builds the request a copy would', async () => {
+        const tenantId = await newTenant();
+        /** A turn: a user message, then steps of text and answered tool calls, as a worker writes them. */
+        const turnOf = (tabId: string, steps: number[], label: string): NewChunk[] => {
+          const turnId = randomUUID();
+          const chunks: NewChunk[] = [textChunk(tabId, `${label} asks`, turnId)];
+          steps.forEach((calls, step) => {
+            chunks.push({
+              id: randomUUID(),
+              tabId,
+              turnId,
+              step,
+              role: 'assistant',
+              type: 'text',
+              data: { text: `${label} step ${step}` },
+            });
+            for (let call = 0; call < calls; call += 1) {
+              const callId = `toolu_${label.replace(/\W/g, '')}_${step}_${call}`;
+              chunks.push({
+                id: randomUUID(),
+                tabId,
+                turnId,
+                step,
+                role: 'assistant',
+                type: 'tool_call',
+                data: { callId, name: 'calculator', arguments: { expression: `${step}+${call}` } },
+              });
+              chunks.push({
+                id: randomUUID(),
+                tabId,
+                turnId,
+                step,
+                role: 'tool',
+                type: 'tool_result',
+                data: { callId, name: 'calculator', result: step + call, isError: false },
+              });
+            }
+          });
+          return chunks;
+        };
+        const bodies = (chunks: readonly Chunk[]) =>
+          chunks.map(({ seq, turnId, step, type, role, data }) => ({
+            seq,
+            turnId,
+            step,
+            type,
+            role,
+            data,
+          }));
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 3 }), {
+              minLength: 1,
+              maxLength: 4,
+            }),
+            fc.nat(),
+            fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 2 }),
+            async (turns, pick, ownSteps) => {
+              const parent = await newTab(tenantId);
+              for (const [at, steps] of turns.entries()) {
+                await store.append(parent.id, turnOf(parent.id, steps, `p${at}`));
+              }
+              const log = await store.readAll(parent.id);
+              const allowed = [0, ...log.map((chunk) => chunk.seq)].filter((seq) =>
+                isForkPoint(log, seq),
+              );
+              const atSeq = allowed[pick % allowed.length]!;
+              const fork = await store.forkTab({ tenantId, parentTabId: parent.id, atSeq });
+              await store.append(fork.id, turnOf(fork.id, ownSteps, 'own'));
+              const own = (await store.readAll(fork.id)).slice(atSeq);
+              // The copy: the same chunks (their turns and call ids too) in a tab of its own.
+              const copy = await newTab(tenantId);
+              for (const chunk of [...log.slice(0, atSeq), ...own]) {
+                const { seq: _seq, createdAt: _createdAt, ...body } = chunk;
+                await store.append(copy.id, [{ ...body, id: randomUUID(), tabId: copy.id }]);
+              }
+              const [mine, theirs] = [await store.readAll(fork.id), await store.readAll(copy.id)];
+              expect(bodies(mine)).toEqual(bodies(theirs));
+              expect(JSON.stringify(buildMessages(mine))).toBe(
+                JSON.stringify(buildMessages(theirs)),
+              );
+              expect(bodies(await store.readFromLatestCompaction(fork.id))).toEqual(bodies(theirs));
+              const length = theirs.length;
+              for (const options of [
+                { limit: 3 },
+                { after: pick % (length + 1), limit: 4 },
+                { before: 1 + (pick % (length + 1)), limit: 5 },
+              ]) {
+                const [a, b] = [
+                  await store.page(fork.id, options),
+                  await store.page(copy.id, options),
+                ];
+                expect({ ...a, chunks: bodies(a.chunks) }).toEqual({
+                  ...b,
+                  chunks: bodies(b.chunks),
+                });
+              }
+            },
+          ),
+          { numRuns: options.scale.propertyRuns },
+        );
       });
 
       it('forks forks ten levels deep, each level reading its whole history', async () => {
