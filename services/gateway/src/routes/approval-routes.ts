@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ApprovalVerdictSchema,
-  ConflictError,
-  INTAKE_QUEUE,
-  InvalidInputError,
-  MessageCommandSchema,
-} from '@chunklog/chunk-core';
+import { ApprovalVerdictSchema, ConflictError, InvalidInputError } from '@chunklog/chunk-core';
 import type { ApprovalDecisionRecord } from '@chunklog/store';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -21,6 +15,7 @@ import { errorBody } from '../http/error-handler';
 import { beginIdempotentRequest, sendReplay } from '../idempotency/begin-idempotent-request';
 import { nameBasedUuid } from '../idempotency/name-based-uuid';
 import type { GatewayContext } from './gateway-context';
+import { wakePausedTurn } from './wake-paused-turn';
 
 const noNul = (value: unknown) => !JSON.stringify(value).includes('\\u0000');
 
@@ -169,19 +164,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> 
       if (conflicts.length > 0) return sendConflict(conflicts);
       // Wakes the paused turn on whichever worker claims the tab; the worker resumes it once
       // every waiting call is decided.
-      const wakeId = randomUUID();
-      await bus.enqueue(
-        INTAKE_QUEUE,
-        MessageCommandSchema.parse({
-          tabId,
-          chunkId: wakeId,
-          text: '',
-          mode: 'approval',
-          acceptedAt: clock(),
-          cancelGeneration,
-        }),
-        { msgId: wakeId },
-      );
+      await wakePausedTurn(bus, { tabId, cancelGeneration, acceptedAt: clock() });
       const recorded = await store.decisionsFor(tabId, callIds);
       const accepted = { decisions: recorded.map(publicDecision) };
       await idempotent.complete(accepted);

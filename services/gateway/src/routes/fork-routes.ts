@@ -9,6 +9,7 @@ import {
   nearestForkPoints,
   type Tab,
 } from '@chunklog/chunk-core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tenantOf } from '../auth/auth-plugin';
@@ -130,6 +131,49 @@ export const forkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = as
     return { text: chunk.data.text, before: seq - 1 };
   }
 
+  /**
+   * Edit and regenerate: a fork before the caller's user message at `seq`, with `text` (given
+   * the original) sent there; answers 201 `{ tab, chunkId }`, once per Idempotency-Key.
+   */
+  async function forkBeforeMessage(
+    request: FastifyRequest<{ Params: { tabId: string }; Headers: { 'idempotency-key'?: string } }>,
+    reply: FastifyReply,
+    input: {
+      route: 'edit' | 'regenerate';
+      seq: number;
+      title: string | undefined;
+      text: (original: string) => string;
+      body: Record<string, unknown>;
+    },
+  ) {
+    const tenantId = tenantOf(request);
+    const { tabId } = request.params;
+    const parent = await store.getTab(tabId, { tenantId });
+    const idempotencyKey = request.headers['idempotency-key'];
+    const idempotent = await beginIdempotentRequest(store, request.log, {
+      tenantId,
+      scope: `POST /v1/tabs/${tabId}/${input.route}`,
+      key: idempotencyKey,
+      body: input.body,
+      success: { status: 201, schema: ForkedMessageSchema },
+      tabId,
+    });
+    if (idempotent.storedAnswer) return sendReplay(reply, 201, idempotent.storedAnswer);
+    const message = await userMessageAt(tabId, input.seq);
+    await checkForkPoint(parent, message.before);
+    const tab = await fork({
+      tenantId,
+      parent,
+      atSeq: message.before,
+      title: input.title,
+      idempotencyKey,
+    });
+    const chunkId = await sendTo(tab, input.text(message.text), 'enqueue', idempotencyKey);
+    const answer = { tab, chunkId };
+    await idempotent.complete(answer);
+    return reply.code(201).send(answer);
+  }
+
   app.post(
     '/v1/tabs/:tabId/forks',
     {
@@ -221,29 +265,14 @@ export const forkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = as
         },
       },
     },
-    async (request, reply) => {
-      const tenantId = tenantOf(request);
-      const { tabId } = request.params;
-      const { seq, text, title } = request.body;
-      const parent = await store.getTab(tabId, { tenantId });
-      const idempotencyKey = request.headers['idempotency-key'];
-      const idempotent = await beginIdempotentRequest(store, request.log, {
-        tenantId,
-        scope: `POST /v1/tabs/${tabId}/edit`,
-        key: idempotencyKey,
-        body: { seq, text, title },
-        success: { status: 201, schema: ForkedMessageSchema },
-        tabId,
-      });
-      if (idempotent.storedAnswer) return sendReplay(reply, 201, idempotent.storedAnswer);
-      const message = await userMessageAt(tabId, seq);
-      await checkForkPoint(parent, message.before);
-      const tab = await fork({ tenantId, parent, atSeq: message.before, title, idempotencyKey });
-      const chunkId = await sendTo(tab, text, 'enqueue', idempotencyKey);
-      const answer = { tab, chunkId };
-      await idempotent.complete(answer);
-      return reply.code(201).send(answer);
-    },
+    (request, reply) =>
+      forkBeforeMessage(request, reply, {
+        route: 'edit',
+        seq: request.body.seq,
+        title: request.body.title,
+        text: () => request.body.text,
+        body: request.body,
+      }),
   );
 
   const RegenerateBodySchema = z
@@ -271,28 +300,13 @@ export const forkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = as
         },
       },
     },
-    async (request, reply) => {
-      const tenantId = tenantOf(request);
-      const { tabId } = request.params;
-      const { seq, title } = request.body;
-      const parent = await store.getTab(tabId, { tenantId });
-      const idempotencyKey = request.headers['idempotency-key'];
-      const idempotent = await beginIdempotentRequest(store, request.log, {
-        tenantId,
-        scope: `POST /v1/tabs/${tabId}/regenerate`,
-        key: idempotencyKey,
-        body: { seq, title },
-        success: { status: 201, schema: ForkedMessageSchema },
-        tabId,
-      });
-      if (idempotent.storedAnswer) return sendReplay(reply, 201, idempotent.storedAnswer);
-      const message = await userMessageAt(tabId, seq);
-      await checkForkPoint(parent, message.before);
-      const tab = await fork({ tenantId, parent, atSeq: message.before, title, idempotencyKey });
-      const chunkId = await sendTo(tab, message.text, 'enqueue', idempotencyKey);
-      const answer = { tab, chunkId };
-      await idempotent.complete(answer);
-      return reply.code(201).send(answer);
-    },
+    (request, reply) =>
+      forkBeforeMessage(request, reply, {
+        route: 'regenerate',
+        seq: request.body.seq,
+        title: request.body.title,
+        text: (original) => original,
+        body: request.body,
+      }),
   );
 };

@@ -26,6 +26,7 @@ import {
 } from '../idempotency/begin-idempotent-request';
 import { idempotentChunkId } from '../idempotency/idempotent-chunk-id';
 import type { GatewayContext } from './gateway-context';
+import { wakePausedTurn } from './wake-paused-turn';
 
 /** Hands user messages, compaction requests and cancels to the workers; the gateway itself never writes chunks. */
 export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
@@ -193,19 +194,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> =
       // A paused turn has no holder to hear the cancel: a wake-up has a worker end it (its
       // waiting calls denied as cancelled).
       if ((await store.getWaiting(tabId, { tenantId })) !== null) {
-        const wakeId = randomUUID();
-        await bus.enqueue(
-          INTAKE_QUEUE,
-          MessageCommandSchema.parse({
-            tabId,
-            chunkId: wakeId,
-            text: '',
-            mode: 'approval',
-            acceptedAt: clock(),
-            cancelGeneration: generation,
-          }),
-          { msgId: wakeId },
-        );
+        await wakePausedTurn(bus, { tabId, cancelGeneration: generation, acceptedAt: clock() });
       }
       return reply.code(202).send({});
     },
