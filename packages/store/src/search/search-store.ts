@@ -124,7 +124,19 @@ export function createSqlSearchStore(run: RunStatement, config: string): SearchS
   const vector = `to_tsvector(${cfg}, chunklog_search_text(c.type, c.data))`;
   const query = `websearch_to_tsquery(${cfg}, $2)`;
   const headlineOptions = `StartSel=${markStart}, StopSel=${markStop}, MaxWords=30, MinWords=12`;
+  // The matching chunks come from one scan of the GIN index, materialized before they meet the
+  // tenant's tabs: joined the other way round, the planner may probe the index once per tab.
   const searchText = `
+    WITH matched AS MATERIALIZED (
+      SELECT c.tab_id, c.seq, c.id, c.role, c.type, c.data, c.created_at
+      FROM chunks c
+      WHERE ${vector} @@ ${query}
+        AND ($3::uuid IS NULL OR c.tab_id = $3::uuid)
+        AND ($4::text IS NULL OR c.role = $4::text)
+        AND ($5::text IS NULL OR c.type = $5::text)
+        AND ($6::timestamptz IS NULL OR c.created_at >= $6::timestamptz)
+        AND ($7::timestamptz IS NULL OR c.created_at < $7::timestamptz)
+    )
     SELECT p.tab_id, p.title, p.seq, p.id, p.role, p.type, p.rank,
       floor(extract(epoch FROM p.created_at) * 1000)::double precision AS created_at_ms,
       ts_headline(${cfg}, translate(p.body, '${markStart}${markStop}', ''), ${query},
@@ -134,13 +146,8 @@ export function createSqlSearchStore(run: RunStatement, config: string): SearchS
         SELECT c.tab_id, t.title, c.seq, c.id, c.role, c.type, c.created_at,
           ts_rank(${vector}, ${query})::double precision AS rank,
           chunklog_search_text(c.type, c.data) AS body
-        FROM chunks c JOIN tabs t ON t.id = c.tab_id
-        WHERE t.tenant_id = $1 AND ${vector} @@ ${query}
-          AND ($3::uuid IS NULL OR c.tab_id = $3::uuid)
-          AND ($4::text IS NULL OR c.role = $4::text)
-          AND ($5::text IS NULL OR c.type = $5::text)
-          AND ($6::timestamptz IS NULL OR c.created_at >= $6::timestamptz)
-          AND ($7::timestamptz IS NULL OR c.created_at < $7::timestamptz)
+        FROM matched c JOIN tabs t ON t.id = c.tab_id
+        WHERE t.tenant_id = $1
         UNION ALL
         SELECT t.id, t.title, 0, NULL, NULL, NULL, t.created_at,
           ts_rank(to_tsvector(${cfg}, t.title), ${query})::double precision, t.title
