@@ -53,6 +53,33 @@ describe('ChunklogClient against a real gateway with API keys', () => {
     });
   });
 
+  it('searches page by page and opens a tab around a hit', async () => {
+    const tab = await client.createTab({ title: 'search' });
+    for (const text of ['an okapi at the zoo', 'okapi okapi okapi', 'no match here']) {
+      await client.sendMessage(tab.id, { text, mode: 'enqueue' });
+    }
+    await waitFor('the messages in the log', async () => {
+      const log = await readLog(client, tab.id);
+      return log.filter((chunk) => chunk.role === 'user').length === 3;
+    });
+    const first = await client.search({ q: 'okapi', tabId: tab.id, role: 'user', limit: 1 });
+    expect(first.hits).toHaveLength(1);
+    expect(first.hits[0]?.snippet).toBe('<mark>okapi</mark> <mark>okapi</mark> <mark>okapi</mark>');
+    const all = [];
+    for await (const hit of client.searchAll({ q: 'okapi', role: 'user', pageSize: 1 })) {
+      all.push(hit);
+    }
+    expect(all.map((hit) => hit.tabId)).toEqual([tab.id, tab.id]);
+    const seq = all[1]?.seq ?? 0;
+    const around = await client.chunks(tab.id, { around: seq, limit: 3 });
+    expect(around.chunks.map((chunk) => chunk.seq)).toContain(seq);
+    expect(typeof around.hasMoreAfter).toBe('boolean');
+    expect(await failure(client.search({ q: '   ' }))).toMatchObject({
+      code: 'invalid_input',
+      status: 400,
+    });
+  });
+
   it('sends messages with an Idempotency-Key and a mode, cancels, and reads pages and context', async () => {
     const tab = await client.createTab({ title: 'messages' });
     const sent = await client.sendMessage(tab.id, {

@@ -62,8 +62,10 @@ export {
   type ChunkPage,
   ChunkPageSchema,
   type ChunkRole,
+  ChunkRoleSchema,
   ChunkSchema,
   type ChunkType,
+  ChunkTypeSchema,
   type NewChunk,
   NewChunkSchema,
   type ToolCallData,
@@ -130,6 +132,14 @@ export {
   WaitingCallSchema,
 } from './schemas/events';
 export { lastStepText, type ToolCallChunk, unansweredToolCalls } from './schemas/log-queries';
+export {
+  maxSearchLimit,
+  maxSearchQueryLength,
+  type SearchHit,
+  SearchHitSchema,
+  type SearchPage,
+  SearchPageSchema,
+} from './schemas/search';
 export {
   STREAM_EVENT_NAMES,
   type StreamEndEvent,

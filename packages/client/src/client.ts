@@ -1,6 +1,10 @@
 import type {
   ChunkPage,
+  ChunkRole,
+  ChunkType,
   MessageCommand,
+  SearchHit,
+  SearchPage,
   StepCacheMiss,
   Tab,
   TabConfig,
@@ -134,11 +138,35 @@ export interface MessageAccepted {
   replayed: boolean;
 }
 
-/** A page query: the tail by default, or the chunks before or after a seq (not both). */
+/**
+ * A page query: the tail by default, or the chunks before, after or around a seq (one of them).
+ * `around` centres the page on the seq (a search hit), the chunk itself included.
+ */
 export type ChunkPageQuery = { limit?: number } & (
-  | { before?: number; after?: never }
-  | { after?: number; before?: never }
+  | { before?: number; after?: never; around?: never }
+  | { after?: number; before?: never; around?: never }
+  | { around?: number; before?: never; after?: never }
 );
+
+/** A page read around a seq also tells whether more chunks lie before and after it. */
+export type ChunkPageAround = ChunkPage & { hasMoreBefore: boolean; hasMoreAfter: boolean };
+
+/** A search of your tabs (GET /v1/search); see the README for the query syntax. */
+export interface SearchQuery {
+  /** Words (all must match), "a phrase", `or`, `-word` to exclude; 1..500 characters. */
+  q: string;
+  tabId?: string;
+  role?: ChunkRole;
+  type?: ChunkType;
+  /** Epoch ms: created at or after. */
+  from?: number;
+  /** Epoch ms: created before. */
+  to?: number;
+  /** 1..100, default 20. */
+  limit?: number;
+  /** The previous page's nextCursor. */
+  cursor?: string;
+}
 
 export interface StreamTicket {
   ticket: string;
@@ -381,9 +409,38 @@ export class ChunklogClient {
     await this.request('POST', `${tabPath(tabId)}/cancel`, { signal });
   }
 
-  /** A page of the log in ascending seq: the tail, or before / after a seq. */
+  /** A page of the log in ascending seq: the tail, or before / after / around a seq. */
+  chunks(
+    tabId: string,
+    query: ChunkPageQuery & { around: number },
+    signal?: AbortSignal,
+  ): Promise<ChunkPageAround>;
+  chunks(tabId: string, query?: ChunkPageQuery, signal?: AbortSignal): Promise<ChunkPage>;
   chunks(tabId: string, query: ChunkPageQuery = {}, signal?: AbortSignal) {
     return this.request<ChunkPage>('GET', `${tabPath(tabId)}/chunks`, { query, signal });
+  }
+
+  /**
+   * One page of search hits over your tabs' chunks and titles, best first. Open a hit's tab at
+   * it with `chunks(hit.tabId, { around: hit.seq })`; `hit.snippet` is HTML-safe (the text
+   * escaped, the matched words in <mark>).
+   */
+  search(query: SearchQuery, signal?: AbortSignal): Promise<SearchPage> {
+    return this.request<SearchPage>('GET', '/v1/search', { query: { ...query }, signal });
+  }
+
+  /** Every hit of a search, best first, fetched a page at a time as you iterate. */
+  async *searchAll(
+    query: Omit<SearchQuery, 'cursor' | 'limit'> & { pageSize?: number },
+    signal?: AbortSignal,
+  ): AsyncGenerator<SearchHit> {
+    const { pageSize, ...rest } = query;
+    let cursor: string | undefined;
+    do {
+      const page = await this.search({ ...rest, limit: pageSize, cursor }, signal);
+      yield* page.hits;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
   }
 
   /** The exact request the tab's next model step would send. */

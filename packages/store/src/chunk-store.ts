@@ -4,6 +4,7 @@ import type { IdempotencyStore } from './idempotency/idempotency-store';
 import type { InboxStore } from './inbox/inbox-store';
 import type { LeaseStore } from './leases/lease-store';
 import type { ChunkLog } from './log/chunk-log';
+import type { SearchStore } from './search/search-store';
 import type { TabStore } from './tabs/tab-store';
 import type { TenantStore } from './tenants/tenant-store';
 import type { WebhookOutbox } from './webhooks/webhook-outbox';
@@ -34,4 +35,5 @@ export interface ChunkStore
     IdempotencyStore,
     WebhookStore,
     WebhookOutbox,
-    ApprovalStore {}
+    ApprovalStore,
+    SearchStore {}

@@ -8,11 +8,20 @@ import type { AppendMetrics } from './log/append-metrics';
 import { createSqlChunkLog } from './log/chunk-log';
 import { createGroupCommit } from './log/group-commit';
 import { maxChunksPerAppend } from './log/validate-append';
+import { createSqlSearchStore, SearchConfigSchema } from './search/search-store';
 import { type SqlClient, statementRunner } from './sql-client';
 import { createSqlTabStore } from './tabs/tab-store';
 import { createSqlTenantStore } from './tenants/tenant-store';
 import { createSqlWebhookOutbox } from './webhooks/webhook-outbox';
 import { createSqlWebhookStore } from './webhooks/webhook-store';
+
+/** The text search configuration searches use, and how an index for it is built. */
+export interface SearchSettings {
+  /** A Postgres text search configuration (`simple`, `english`, …). */
+  config: string;
+  /** CREATE INDEX CONCURRENTLY (Postgres) rather than a plain build (PGlite, one connection). */
+  concurrentIndexBuild: boolean;
+}
 
 /**
  * The store over any SQL client: every adapter (node-postgres, PGlite) shares these statements,
@@ -24,8 +33,10 @@ export function createSqlChunkStore(
   client: SqlClient,
   lifecycle: StoreLifecycle,
   appends: { lanes: number; metrics: AppendMetrics },
+  search: SearchSettings = { config: 'simple', concurrentIndexBuild: false },
 ): ChunkStore {
   const run = statementRunner(client);
+  const searchConfig = SearchConfigSchema.parse(search.config);
   const groupCommit = createGroupCommit(client, {
     lanes: appends.lanes,
     limits: { maxItems: 64, maxChunks: maxChunksPerAppend, maxBytes: 4 * 1024 * 1024 },
@@ -33,7 +44,20 @@ export function createSqlChunkStore(
   });
   const tabs = createSqlTabStore(run);
   return {
-    migrate: () => lifecycle.migrate(),
+    async migrate() {
+      await lifecycle.migrate();
+      // The migrations index the `simple` configuration; another one gets its own index here
+      // (concurrently on Postgres, so appends go on while it builds).
+      if (searchConfig !== 'simple') {
+        await run(
+          'build the search index',
+          `CREATE INDEX ${search.concurrentIndexBuild ? 'CONCURRENTLY ' : ''}IF NOT EXISTS
+             chunks_search_${searchConfig}_index ON chunks USING gin
+             (to_tsvector('${searchConfig}'::regconfig, chunklog_search_text(type, data)))`,
+          [],
+        );
+      }
+    },
     async close() {
       await groupCommit.idle();
       await lifecycle.close();
@@ -48,5 +72,6 @@ export function createSqlChunkStore(
     ...createSqlWebhookStore(run),
     ...createSqlWebhookOutbox(run),
     ...createSqlApprovalStore(run),
+    ...createSqlSearchStore(run, searchConfig),
   };
 }

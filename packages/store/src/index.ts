@@ -21,6 +21,12 @@ export { createPgliteStore, type PgliteStoreOptions } from './pglite/create-pgli
 export { openPgliteFolder, type PgliteFolderOptions } from './pglite/open-pglite-folder';
 export type { PgliteThread } from './pglite/pglite-thread';
 export { createPostgresStore, type PostgresStoreOptions } from './postgres/create-postgres-store';
+export {
+  SearchConfigSchema,
+  type SearchOptions,
+  type SearchStore,
+  snippetHtml,
+} from './search/search-store';
 export type { TabStore } from './tabs/tab-store';
 export type { TenantStore } from './tenants/tenant-store';
 export type {

@@ -128,6 +128,13 @@ export const chunks = pgTable(
     index('chunks_compaction_index')
       .on(table.tabId, table.seq)
       .where(sql`${table.type} = 'compaction'`),
+    // Full-text search (docs/architecture.md, "Search"): an expression index, so an append
+    // writes no extra column; Postgres computes the vector as it inserts the index entry. The
+    // function chunklog_search_text (migration 0002) picks the searchable text per chunk type.
+    index('chunks_search_simple_index').using(
+      'gin',
+      sql`to_tsvector('simple'::regconfig, chunklog_search_text(${table.type}, ${table.data}))`,
+    ),
   ],
 );
 

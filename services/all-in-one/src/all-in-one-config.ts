@@ -2,7 +2,12 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 // The services' config schemas alone: the early start-up path loads nothing else of them.
 import { mcpEnv, modelRetryEnv } from '@chunklog/agent-worker/config';
-import { ApiKeysSchema, CorsOriginsSchema, gatewayLimitsEnv } from '@chunklog/gateway/config';
+import {
+  ApiKeysSchema,
+  CorsOriginsSchema,
+  gatewayLimitsEnv,
+  searchEnv,
+} from '@chunklog/gateway/config';
 import {
   listenEnv,
   logEnv,
@@ -32,6 +37,7 @@ export const AllInOneConfigSchema = z.object({
   /** Browser origins allowed to call the API (CORS), or `*`; unset: no CORS headers. */
   CORS_ORIGINS: CorsOriginsSchema.optional(),
   ...gatewayLimitsEnv,
+  ...searchEnv,
   /** MCP servers offered to every tab (a JSON list; see the agent worker's README). */
   ...mcpEnv,
   ...logEnv,

@@ -39,7 +39,11 @@ export function openAllInOneDatabase(
   const metricsRegistry = new Registry();
   let store: ChunkStore;
   try {
-    store = createPgliteStore({ opened: dataDir.opened, metricsRegistry });
+    store = createPgliteStore({
+      opened: dataDir.opened,
+      metricsRegistry,
+      searchConfig: config.SEARCH_TEXT_CONFIG,
+    });
   } catch (error) {
     void dataDir.opened.then((database) => database.close()).catch(() => {});
     dataDir.release();

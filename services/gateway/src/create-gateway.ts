@@ -41,6 +41,7 @@ import { forkRoutes } from './routes/fork-routes';
 import type { GatewayContext, GatewayStore } from './routes/gateway-context';
 import { healthRoutes } from './routes/health-routes';
 import { messageRoutes } from './routes/message-routes';
+import { searchRoutes } from './routes/search-routes';
 import { streamRoutes } from './routes/stream-routes';
 import { tabRoutes } from './routes/tab-routes';
 import { webhookRoutes } from './routes/webhook-routes';
@@ -307,6 +308,7 @@ export async function createGateway(options: GatewayOptions) {
   await app.register(approvalRoutes, { context });
   await app.register(forkRoutes, { context });
   await app.register(chunkRoutes, { context });
+  await app.register(searchRoutes, { context });
   await app.register(streamRoutes, { context });
   await app.register(webhookRoutes, { context });
   await app.register(webAppPlugin);

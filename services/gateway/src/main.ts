@@ -40,7 +40,7 @@ const pool = new pg.Pool({
 // An idle connection that dies (a database restart) must not end the process: the next query
 // opens a new one, or gets an error its request answers with 503.
 pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection lost'));
-const store = createPostgresStore({ pool });
+const store = createPostgresStore({ pool, searchConfig: config.SEARCH_TEXT_CONFIG });
 await startStep('gateway', 'Postgres (DATABASE_URL)', async () => {
   await store.migrate();
   await bootstrapApiKeys(store, config.API_KEYS);

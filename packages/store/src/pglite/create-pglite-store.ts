@@ -5,6 +5,7 @@ import { createSqlChunkStore } from '../create-sql-chunk-store';
 import { createAppendMetrics } from '../log/append-metrics';
 import { migrationsCurrent } from '../migrations/migrations-current';
 import { migrationsFolder as defaultMigrationsFolder } from '../migrations/migrations-folder';
+import { SearchConfigSchema } from '../search/search-store';
 import type { SqlClient } from '../sql-client';
 import { migratePglite, openPgliteFolder } from './open-pglite-folder';
 import type { PgliteThread } from './pglite-thread';
@@ -30,6 +31,8 @@ const PgliteStoreOptionsSchema = z.object({
    * without it.
    */
   metricsRegistry: z.instanceof(Registry).optional(),
+  /** See createPostgresStore's `searchConfig`. */
+  searchConfig: SearchConfigSchema.optional(),
 });
 
 export type PgliteStoreOptions = z.input<typeof PgliteStoreOptionsSchema>;
@@ -74,5 +77,6 @@ export function createPgliteStore(options: PgliteStoreOptions = {}): ChunkStore 
     },
     // One connection: one batch in flight, the next gathering behind it.
     { lanes: 1, metrics: createAppendMetrics(parsed.metricsRegistry) },
+    { config: parsed.searchConfig ?? 'simple', concurrentIndexBuild: false },
   );
 }

@@ -7,6 +7,7 @@ import type { ChunkStore } from '../chunk-store';
 import { createSqlChunkStore } from '../create-sql-chunk-store';
 import { createAppendMetrics } from '../log/append-metrics';
 import { migrationsFolder as defaultMigrationsFolder } from '../migrations/migrations-folder';
+import { SearchConfigSchema } from '../search/search-store';
 import type { SqlClient } from '../sql-client';
 
 /** Advisory lock (two-int key space, apart from the tabs' bigint keys) held while migrating. */
@@ -28,6 +29,11 @@ const PostgresStoreOptionsSchema = z.object({
    * without it.
    */
   metricsRegistry: z.instanceof(Registry).optional(),
+  /**
+   * The text search configuration of searches (default `simple`, which serves every language
+   * alike); another one gets its own index, built concurrently by migrate().
+   */
+  searchConfig: SearchConfigSchema.optional(),
 });
 
 export type PostgresStoreOptions = z.input<typeof PostgresStoreOptionsSchema>;
@@ -89,5 +95,6 @@ export function createPostgresStore(options: PostgresStoreOptions): ChunkStore {
       },
     },
     appends,
+    { config: parsed.searchConfig ?? 'simple', concurrentIndexBuild: true },
   );
 }

@@ -19,6 +19,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkStore } from '../chunk-store';
 import { rejection } from './rejection';
+import { describeSearchStoreContract } from './search-store-contract';
 import { describeWebhookStoreContract } from './webhook-store-contract';
 
 export interface ContractOptions {
@@ -79,6 +80,7 @@ export function describeChunkStoreContract(adapter: string, options: ContractOpt
     });
 
     describeWebhookStoreContract(() => store);
+    describeSearchStoreContract(() => store);
 
     async function newTenant(): Promise<string> {
       return (await store.createTenant({ name: `tenant-${randomUUID()}` })).id;

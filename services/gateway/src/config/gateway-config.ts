@@ -61,6 +61,18 @@ export const gatewayLimitsEnv = {
   TABS_PER_TENANT: z.coerce.number().int().min(1).default(100_000),
 };
 
+/** Full-text search's settings, read by every process that runs a gateway. */
+export const searchEnv = {
+  /**
+   * The Postgres text search configuration searches use: `simple` (every language alike, no
+   * stemming) or a language's (`english`, `german`, …), which gets its own index at start-up.
+   */
+  SEARCH_TEXT_CONFIG: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a text search configuration name such as simple or english')
+    .default('simple'),
+};
+
 /** The gateway limits the environment sets (`gatewayLimitsEnv`). */
 export function gatewayLimitsOf(config: {
   RATE_LIMIT_PER_MINUTE: number;
@@ -91,6 +103,7 @@ export const GatewayConfigSchema = z.object({
   /** Browser origins allowed to call the API (CORS); unset: no CORS headers. */
   CORS_ORIGINS: CorsOriginsSchema.optional(),
   ...gatewayLimitsEnv,
+  ...searchEnv,
   /**
    * What a webhook endpoint or a tab's MCP server may be at besides public addresses: the
    * workers' lists, for refusing at once what they would refuse.

@@ -1,6 +1,11 @@
 import {
   CacheMissSchema,
+  ChunkPageSchema,
+  ChunkRoleSchema,
+  ChunkTypeSchema,
   MessageModeSchema,
+  maxSearchLimit,
+  maxSearchQueryLength,
   TabConfigSchema,
   TabSchema,
   WebhookDeliverySchema,
@@ -110,9 +115,46 @@ export const ChunksQuerySchema = z
     limit: pageLimit,
     before: z.coerce.number().int().min(1).optional(),
     after: z.coerce.number().int().min(0).optional(),
+    around: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('the page centred on this seq (a search hit), the chunk itself included'),
   })
-  .refine((query) => query.before === undefined || query.after === undefined, {
-    message: 'before and after are exclusive',
+  .refine(
+    (query) =>
+      [query.before, query.after, query.around].filter((bound) => bound !== undefined).length <= 1,
+    { message: 'before, after and around are exclusive' },
+  );
+
+/** A page of chunks; read around a seq, it also tells whether more lie before and after it. */
+export const ChunkPageResponseSchema = ChunkPageSchema.extend({
+  hasMoreBefore: z.boolean().optional().describe('with around: more chunks lie before the page'),
+  hasMoreAfter: z.boolean().optional().describe('with around: more chunks lie after the page'),
+});
+
+/** GET /v1/search: the query, its filters and the page. */
+export const SearchQuerySchema = z
+  .object({
+    q: z
+      .string()
+      .trim()
+      .min(1, 'the query is empty')
+      .max(maxSearchQueryLength, `the query is longer than ${maxSearchQueryLength} characters`)
+      .describe(
+        'websearch_to_tsquery syntax: words (all must match), "a phrase", `or`, `-word` to exclude',
+      ),
+    tabId: z.uuid().optional().describe("only this tab's chunks and title"),
+    role: ChunkRoleSchema.optional().describe('only chunks of this role (no title hits)'),
+    type: ChunkTypeSchema.optional().describe('only chunks of this type (no title hits)'),
+    from: z.coerce.number().int().min(0).optional().describe('epoch ms: created at or after'),
+    to: z.coerce.number().int().min(0).optional().describe('epoch ms: created before'),
+    limit: z.coerce.number().int().min(1).max(maxSearchLimit).default(20),
+    cursor: z.string().min(1).max(1000).optional().describe("the previous page's nextCursor"),
+  })
+  .refine((query) => query.from === undefined || query.to === undefined || query.from <= query.to, {
+    message: 'from must not be after to',
   });
 
 /** Resume point and optional stream ticket for SSE and WebSocket streams. */

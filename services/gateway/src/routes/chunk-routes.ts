@@ -1,13 +1,15 @@
-import { ChunkPageSchema, listCacheMisses } from '@chunklog/chunk-core';
+import { listCacheMisses } from '@chunklog/chunk-core';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { tenantOf } from '../auth/auth-plugin';
 import {
+  ChunkPageResponseSchema,
   ChunksQuerySchema,
   ContextResponseSchema,
   errorResponses,
   TabIdParamsSchema,
 } from '../http/api-schemas';
 import type { GatewayContext } from './gateway-context';
+import { pageAround } from './page-around';
 
 /** Paged reads of a tab's log, and the request its next step would send. */
 export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = async (
@@ -22,16 +24,18 @@ export const chunkRoutes: FastifyPluginAsyncZod<{ context: GatewayContext }> = a
       schema: {
         tags: ['chunks'],
         operationId: 'listChunks',
-        summary: 'A page of chunks in ascending seq: from the tail, before a seq or after one',
+        summary:
+          'A page of chunks in ascending seq: from the tail, before a seq, after one, or around one',
         params: TabIdParamsSchema,
         querystring: ChunksQuerySchema,
-        response: { 200: ChunkPageSchema, ...errorResponses(400, 401, 404, 429) },
+        response: { 200: ChunkPageResponseSchema, ...errorResponses(400, 401, 404, 429) },
       },
     },
     async (request) => {
       const { tabId } = request.params;
       await store.getTab(tabId, { tenantId: tenantOf(request) });
-      const { limit, before, after } = request.query;
+      const { limit, before, after, around } = request.query;
+      if (around !== undefined) return pageAround(store, tabId, around, limit);
       return store.page(tabId, { limit, before, after });
     },
   );

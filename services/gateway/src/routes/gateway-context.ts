@@ -5,6 +5,7 @@ import type {
   CancelStore,
   ChunkReader,
   IdempotencyStore,
+  SearchStore,
   TabStore,
   TenantStore,
   WebhookStore,
@@ -28,6 +29,7 @@ export type GatewayStore = TabStore &
   TenantStore &
   IdempotencyStore &
   WebhookStore &
+  SearchStore &
   Pick<ApprovalStore, 'getWaiting' | 'recordDecisions' | 'decisionsFor'>;
 
 /** What route plugins share: the collaborators and the gateway's running state. */

@@ -44,6 +44,7 @@ export function apiRouteCalls(tabId: string): RouteCall[] {
   return [
     { method: 'POST', path: '/v1/tabs', body: {} },
     { method: 'GET', path: '/v1/tabs' },
+    { method: 'GET', path: '/v1/search?q=secret' },
     ...tabRouteCalls(tabId),
     ...webhookRouteCalls('00000000-0000-4000-8000-000000000000'),
   ];
