@@ -43,8 +43,12 @@ export const ForkedMessageSchema = z.object({
   chunkId: z.uuid(),
 });
 
-/** How far back the fork point's step is looked at (a step is judged on these chunks). */
-const FORK_WINDOW = 200;
+/**
+ * How far back the fork point's step is looked at: only the last step's calls can still lack
+ * their results (a step begins once the one before it is answered), and a step is judged on
+ * these chunks. Small, so a fork costs the same whatever the tab's size.
+ */
+export const FORK_WINDOW = 64;
 
 /**
  * Forks: a tab that refers to its parent's history up to a seq instead of copying it, so it costs
