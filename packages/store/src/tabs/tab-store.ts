@@ -97,6 +97,17 @@ const ListTabsSchema = z
   .object({ limit: z.number().int().min(1).max(maxPageLimit), cursor: z.string().optional() })
   .strict();
 
+/** A listing page of `limit` tabs from `limit + 1` rows in position order, and its cursor. */
+function tabPage(rows: TabRow[], limit: number): { tabs: Tab[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    tabs: page.map(tabFromRow),
+    nextCursor:
+      rows.length > limit && last !== undefined ? encodeTabCursor(Number(last.position)) : null,
+  };
+}
+
 export function createSqlTabStore(run: RunStatement): TabStore {
   const store: TabStore = {
     async createTab(input) {
@@ -157,13 +168,7 @@ export function createSqlTabStore(run: RunStatement): TabStore {
          ORDER BY t.position DESC LIMIT $2`,
         [id, limit + 1, position],
       );
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        tabs: page.map(tabFromRow),
-        nextCursor:
-          rows.length > limit && last !== undefined ? encodeTabCursor(Number(last.position)) : null,
-      };
+      return tabPage(rows, limit);
     },
 
     async getTab(tabId, options) {
@@ -198,13 +203,7 @@ export function createSqlTabStore(run: RunStatement): TabStore {
                ORDER BY t.position DESC LIMIT $2`,
               [tenant, limit + 1, position],
             );
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        tabs: page.map(tabFromRow),
-        nextCursor:
-          rows.length > limit && last !== undefined ? encodeTabCursor(Number(last.position)) : null,
-      };
+      return tabPage(rows, limit);
     },
 
     async countTabs(tenantId, upTo) {
